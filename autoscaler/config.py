@@ -1,0 +1,310 @@
+"""The autoscaler's configuration: one validated, frozen object built from flags.
+
+Flag names, meanings and defaults follow upstream Cluster Autoscaler
+(``config/flags/flags.go``); the storage flags are this project's
+(``../shared/docs/storage-semantics.md``). ``plan``, ``simulate`` and the live loop
+share this parser, so a flag means the same everywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.names import StorageNames
+
+__all__ = ["ConfigError", "Options", "add_flags", "options_from_args", "parse_duration"]
+
+
+class ConfigError(ValueError):
+    """A bad flag value; the message names the flag."""
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """Go-style durations in seconds: ``90s``, ``15m``, ``1h30m``, ``-1s``, ``0``."""
+    value = text.strip()
+    sign = -1.0 if value.startswith("-") else 1.0
+    value = value.lstrip("+-")
+    if value == "0":
+        return 0.0
+    pos = 0
+    total = 0.0
+    for match in _DURATION.finditer(value):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNITS[match.group(2)]
+        pos = match.end()
+    if pos != len(value) or not value:
+        raise ValueError(f"{text!r} is not a duration (e.g. 90s, 15m, 1h30m)")
+    return sign * total
+
+
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "1", "yes", "t"):
+        return True
+    if lowered in ("false", "0", "no", "f"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (true or false)")
+
+
+def _duration_arg(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _ratio(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value} is not between 0 and 1")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
+def _min_max(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", text)
+    if not match or int(match.group(1)) > int(match.group(2)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not MIN:MAX with MIN <= MAX")
+    return int(match.group(1)), int(match.group(2))
+
+
+_SELECTOR_TERM = r"\s*!?[\w./-]+\s*(?:(?:!=|==|=)\s*[\w.-]*)?\s*"
+_SELECTOR = re.compile(rf"{_SELECTOR_TERM}(?:,{_SELECTOR_TERM})*")
+
+EXPANDERS = ("random", "most-pods", "least-waste", "least-nodes", "price", "priority")
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUpOptions:
+    #: Expander chain, upstream ``--expander=a,b`` (filters in order, random last).
+    expanders: tuple[str, ...] = ("least-waste",)
+    #: ``--max-nodes-total``: cluster-wide node cap; 0 = no cap.
+    max_nodes_total: int = 0
+    #: ``--cores-total`` MIN:MAX in whole cores (node capacity).
+    cores_total: tuple[int, int] = (0, 320000)
+    #: ``--memory-total`` MIN:MAX in GiB (node capacity).
+    memory_total_gib: tuple[int, int] = (0, 6400000)
+    #: ``--max-nodes-per-scaleup``: estimator cap on new nodes in one decision.
+    max_nodes_per_scaleup: int = 1000
+    #: ``--max-nodegroup-binpacking-duration``: estimator time budget per group (s).
+    max_binpacking_seconds: float = 10.0
+    #: ``--balance-similar-node-groups``: spread a scale-up over similar groups.
+    balance_similar: bool = False
+    #: ``--balancing-ignore-label``: extra labels ignored when comparing groups.
+    balancing_ignore_labels: tuple[str, ...] = ()
+    #: ``--expendable-pods-priority-cutoff``: pods below it never trigger scale-up.
+    expendable_priority_cutoff: int = -10
+    #: ``--max-node-provision-time``: a requested node not registered by then is failed (s).
+    max_node_provision_seconds: float = 900.0
+    #: ``--max-node-startup-time``: registered but unready nodes count as upcoming until then (s).
+    max_node_startup_seconds: float = 900.0
+    #: ``--new-pod-scale-up-delay``: pods younger than this do not trigger scale-up yet (s).
+    new_pod_scale_up_delay: float = 0.0
+    #: ``--ignore-taint``: taints removed from templates (node readiness taints).
+    ignore_taints: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleDownOptions:
+    enabled: bool = True
+    #: ``--scale-down-utilization-threshold``: max(cpu, memory) at or below which a node is underutilized.
+    utilization_threshold: float = 0.5
+    #: ``--scale-down-storage-utilization-threshold``: storage utilization above which a node is kept.
+    storage_utilization_threshold: float = 0.5
+    #: ``--scale-down-unneeded-time`` (s).
+    unneeded_seconds: float = 600.0
+    #: ``--scale-down-unready-time`` (s); negative: unready nodes are never removed (their data would be lost).
+    unready_seconds: float = 1200.0
+    #: ``--scale-down-unready-enabled``.
+    unready_enabled: bool = True
+    #: ``--scale-down-delay-after-add|delete|failure`` (s).
+    delay_after_add: float = 600.0
+    delay_after_delete: float = 0.0
+    delay_after_failure: float = 180.0
+    #: ``--max-scale-down-parallelism`` and ``--max-drain-parallelism``.
+    max_parallelism: int = 10
+    max_drain_parallelism: int = 1
+    #: ``--max-pod-eviction-time``: how long refused evictions are retried (s).
+    max_pod_eviction_seconds: float = 120.0
+    #: ``--max-graceful-termination-sec``.
+    max_graceful_termination_seconds: int = 600
+    skip_nodes_with_system_pods: bool = True
+    skip_nodes_with_local_storage: bool = True
+    skip_nodes_with_custom_controller_pods: bool = True
+    #: ``--min-replica-count``: replicated pods of controllers with fewer replicas block scale-down.
+    min_replica_count: int = 0
+    ignore_daemonsets_utilization: bool = False
+    ignore_mirror_pods_utilization: bool = False
+    #: ``--scale-down-simulation-timeout`` (s).
+    simulation_timeout: float = 30.0
+    #: ``--scale-down-mode``: per-node thresholds (upstream) or cluster-wide (seed 001).
+    mode: str = "per-node"
+    cluster_cpu_threshold: float = 0.5
+    cluster_memory_threshold: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    scale_up: ScaleUpOptions = field(default_factory=ScaleUpOptions)
+    scale_down: ScaleDownOptions = field(default_factory=ScaleDownOptions)
+    storage: StorageNames = field(default_factory=StorageNames)
+    #: ``--storage-aware=false`` turns every storage extension off (upstream CA's decisions).
+    storage_aware: bool = True
+    #: ``--scan-interval`` (s): how often the live loop runs.
+    scan_interval: float = 10.0
+    #: ``--priority-config``: file with the priority expander's ``priorities`` YAML.
+    priority_config_file: str | None = None
+    #: Seed of the random expander (the live loop leaves it unset).
+    random_seed: int | None = None
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    """Upstream CA's flags plus the storage flags, as ``--name=value``."""
+    d_up, d_down, d_st = ScaleUpOptions(), ScaleDownOptions(), StorageNames()
+    add = parser.add_argument
+    add("--expander", default="least-waste", help="comma-separated chain of: " + ", ".join(EXPANDERS))
+    add("--max-nodes-total", type=_non_negative_int, default=d_up.max_nodes_total)
+    add("--cores-total", type=_min_max, default=d_up.cores_total)
+    add("--memory-total", type=_min_max, default=d_up.memory_total_gib)
+    add("--max-nodes-per-scaleup", type=_non_negative_int, default=d_up.max_nodes_per_scaleup)
+    add("--max-nodegroup-binpacking-duration", type=_duration_arg, default=d_up.max_binpacking_seconds)
+    add("--balance-similar-node-groups", type=_bool, nargs="?", const=True, default=d_up.balance_similar)
+    add("--balancing-ignore-label", action="append", default=[])
+    add("--expendable-pods-priority-cutoff", type=int, default=d_up.expendable_priority_cutoff)
+    add("--max-node-provision-time", type=_duration_arg, default=d_up.max_node_provision_seconds)
+    add("--max-node-startup-time", type=_duration_arg, default=d_up.max_node_startup_seconds)
+    add("--new-pod-scale-up-delay", type=_duration_arg, default=d_up.new_pod_scale_up_delay)
+    add("--ignore-taint", action="append", default=[])
+    add("--scale-down-enabled", type=_bool, nargs="?", const=True, default=d_down.enabled)
+    add("--scale-down-utilization-threshold", type=_ratio, default=d_down.utilization_threshold)
+    add("--scale-down-storage-utilization-threshold", type=_ratio, default=d_down.storage_utilization_threshold)
+    add("--scale-down-unneeded-time", type=_duration_arg, default=d_down.unneeded_seconds)
+    add("--scale-down-unready-time", type=_duration_arg, default=d_down.unready_seconds)
+    add("--scale-down-unready-enabled", type=_bool, nargs="?", const=True, default=d_down.unready_enabled)
+    add("--scale-down-delay-after-add", type=_duration_arg, default=d_down.delay_after_add)
+    add("--scale-down-delay-after-delete", type=_duration_arg, default=d_down.delay_after_delete)
+    add("--scale-down-delay-after-failure", type=_duration_arg, default=d_down.delay_after_failure)
+    add("--max-scale-down-parallelism", type=_non_negative_int, default=d_down.max_parallelism)
+    add("--max-drain-parallelism", type=_non_negative_int, default=d_down.max_drain_parallelism)
+    add("--max-pod-eviction-time", type=_duration_arg, default=d_down.max_pod_eviction_seconds)
+    add("--max-graceful-termination-sec", type=_non_negative_int, default=d_down.max_graceful_termination_seconds)
+    add("--skip-nodes-with-system-pods", type=_bool, nargs="?", const=True,
+        default=d_down.skip_nodes_with_system_pods)
+    add("--skip-nodes-with-local-storage", type=_bool, nargs="?", const=True,
+        default=d_down.skip_nodes_with_local_storage)
+    add("--skip-nodes-with-custom-controller-pods", type=_bool, nargs="?", const=True,
+        default=d_down.skip_nodes_with_custom_controller_pods)
+    add("--min-replica-count", type=_non_negative_int, default=d_down.min_replica_count)
+    add("--ignore-daemonsets-utilization", type=_bool, nargs="?", const=True,
+        default=d_down.ignore_daemonsets_utilization)
+    add("--ignore-mirror-pods-utilization", type=_bool, nargs="?", const=True,
+        default=d_down.ignore_mirror_pods_utilization)
+    add("--scale-down-simulation-timeout", type=_duration_arg, default=d_down.simulation_timeout)
+    add("--scale-down-mode", choices=("per-node", "cluster-wide"), default=d_down.mode)
+    add("--scale-down-cluster-cpu-threshold", type=_ratio, default=d_down.cluster_cpu_threshold)
+    add("--scale-down-cluster-memory-threshold", type=_ratio, default=d_down.cluster_memory_threshold)
+    add("--storage-aware", type=_bool, nargs="?", const=True, default=True)
+    add("--storage-provisioner", default=d_st.provisioner)
+    add("--storage-capacity-annotation", default=d_st.capacity_annotation)
+    add("--storage-max-capacity-label", default=d_st.max_capacity_label)
+    add("--storage-guard-pod-selector", default=d_st.guard_pod_selector)
+    add("--scan-interval", type=_duration_arg, default=10.0)
+    add("--priority-config", default=None, metavar="FILE")
+    add("--random-seed", type=int, default=None, help="seed of the random expander (reproducible runs)")
+
+
+def options_from_args(args: argparse.Namespace) -> Options:
+    """Build and cross-validate ``Options``; raises ``ConfigError`` naming the flag."""
+    a: dict[str, Any] = vars(args)
+    expanders = tuple(e.strip() for e in str(a["expander"]).split(",") if e.strip())
+    if not expanders:
+        raise ConfigError("--expander: empty")
+    for name in expanders:
+        if name not in EXPANDERS:
+            raise ConfigError(f"--expander: unknown expander {name!r} (known: {', '.join(EXPANDERS)})")
+    if len(set(expanders)) != len(expanders):
+        raise ConfigError("--expander: an expander is listed twice")
+    if "random" in expanders[:-1]:
+        raise ConfigError("--expander: random must be last (it always picks one option)")
+    if a["scale_down_unneeded_time"] < 0:
+        raise ConfigError("--scale-down-unneeded-time: must not be negative")
+    if a["max_pod_eviction_time"] < 0:
+        raise ConfigError("--max-pod-eviction-time: must not be negative")
+    if a["scan_interval"] <= 0:
+        raise ConfigError("--scan-interval: must be positive")
+    selector = str(a["storage_guard_pod_selector"])
+    if selector and not _SELECTOR.fullmatch(selector):
+        raise ConfigError(f"--storage-guard-pod-selector: {selector!r} is not a label selector "
+                          "(e.g. app=rok-csi-guard)")
+    return Options(
+        scale_up=ScaleUpOptions(
+            expanders=expanders,
+            max_nodes_total=a["max_nodes_total"],
+            cores_total=a["cores_total"],
+            memory_total_gib=a["memory_total"],
+            max_nodes_per_scaleup=a["max_nodes_per_scaleup"],
+            max_binpacking_seconds=a["max_nodegroup_binpacking_duration"],
+            balance_similar=a["balance_similar_node_groups"],
+            balancing_ignore_labels=tuple(a["balancing_ignore_label"]),
+            expendable_priority_cutoff=a["expendable_pods_priority_cutoff"],
+            max_node_provision_seconds=a["max_node_provision_time"],
+            max_node_startup_seconds=a["max_node_startup_time"],
+            new_pod_scale_up_delay=a["new_pod_scale_up_delay"],
+            ignore_taints=tuple(a["ignore_taint"]),
+        ),
+        scale_down=ScaleDownOptions(
+            enabled=a["scale_down_enabled"],
+            utilization_threshold=a["scale_down_utilization_threshold"],
+            storage_utilization_threshold=a["scale_down_storage_utilization_threshold"],
+            unneeded_seconds=a["scale_down_unneeded_time"],
+            unready_seconds=a["scale_down_unready_time"],
+            unready_enabled=a["scale_down_unready_enabled"],
+            delay_after_add=a["scale_down_delay_after_add"],
+            delay_after_delete=a["scale_down_delay_after_delete"],
+            delay_after_failure=a["scale_down_delay_after_failure"],
+            max_parallelism=a["max_scale_down_parallelism"],
+            max_drain_parallelism=a["max_drain_parallelism"],
+            max_pod_eviction_seconds=a["max_pod_eviction_time"],
+            max_graceful_termination_seconds=a["max_graceful_termination_sec"],
+            skip_nodes_with_system_pods=a["skip_nodes_with_system_pods"],
+            skip_nodes_with_local_storage=a["skip_nodes_with_local_storage"],
+            skip_nodes_with_custom_controller_pods=a["skip_nodes_with_custom_controller_pods"],
+            min_replica_count=a["min_replica_count"],
+            ignore_daemonsets_utilization=a["ignore_daemonsets_utilization"],
+            ignore_mirror_pods_utilization=a["ignore_mirror_pods_utilization"],
+            simulation_timeout=a["scale_down_simulation_timeout"],
+            mode=a["scale_down_mode"],
+            cluster_cpu_threshold=a["scale_down_cluster_cpu_threshold"],
+            cluster_memory_threshold=a["scale_down_cluster_memory_threshold"],
+        ),
+        storage=StorageNames(
+            provisioner=a["storage_provisioner"],
+            capacity_annotation=a["storage_capacity_annotation"],
+            max_capacity_label=a["storage_max_capacity_label"],
+            guard_pod_selector=selector,
+        ),
+        storage_aware=a["storage_aware"],
+        scan_interval=a["scan_interval"],
+        priority_config_file=a["priority_config"],
+        random_seed=a["random_seed"],
+    )

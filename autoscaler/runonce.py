@@ -1,0 +1,88 @@
+"""One autoscaling decision (upstream ``RunOnce``), shared by ``plan``, ``simulate`` and the live loop.
+
+Scale-up first; if it scaled up, scale-down is skipped for this loop. The result is
+frozen data; acting on it is the actuator's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from dataclasses import dataclass, field
+
+from autoscaler.clusterstate import Readiness
+from autoscaler.config import Options
+from autoscaler.scaledown.planner import ScaleDownMemory, ScaleDownPlan, plan_scale_down
+from autoscaler.scaleup.orchestrator import ScaleUpPlan, plan_scale_up
+from autoscaler.simulation import Simulation, build_simulation
+from autoscaler.templates import TemplateNode
+from cloudproviders.interface import CloudProvider
+from simulator.model import ClusterObjects
+from simulator.utilization import Utilization, node_utilization
+
+__all__ = ["LoopDecision", "NodeReport", "run_once"]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeReport:
+    name: str
+    group: str | None
+    ready: bool
+    readiness: str
+    utilization: Utilization
+
+
+@dataclass(slots=True)
+class LoopDecision:
+    now: float
+    scale_up: ScaleUpPlan
+    scale_down: ScaleDownPlan
+    nodes: list[NodeReport] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    #: Seconds spent per phase (for benchmarks and logs).
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _reports(sim: Simulation) -> list[NodeReport]:
+    sd = sim.options.scale_down
+    out = []
+    for s in sim.state.nodes:
+        util = node_utilization(s.node, sim.pods_by_node.get(s.name, ()), sim.now,
+                                ignore_daemonsets=sd.ignore_daemonsets_utilization,
+                                ignore_mirror=sd.ignore_mirror_pods_utilization,
+                                storage_aware=sim.options.storage_aware)
+        out.append(NodeReport(s.name, s.group, s.node.ready, s.readiness.value, util))
+    return out
+
+
+def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options, now: float, *,
+             memory: ScaleDownMemory | None = None, steady_state: bool = False,
+             template_cache: MutableMapping[str, TemplateNode] | None = None,
+             clock: object = None) -> LoopDecision:
+    """Decide what to do now. ``steady_state``: every unneeded node counts as unneeded long enough."""
+    import time
+
+    t0 = time.perf_counter()
+    sim = build_simulation(objects, provider, options, now, template_cache)
+    t1 = time.perf_counter()
+    scale_up = plan_scale_up(sim)
+    t2 = time.perf_counter()
+    if scale_up.result == "ScaledUp":
+        scale_down = ScaleDownPlan.skipped("the loop scaled up")
+    elif not options.scale_down.enabled:
+        scale_down = ScaleDownPlan.skipped("scale-down is disabled (--scale-down-enabled=false)")
+    else:
+        scale_down = plan_scale_down(sim, memory if memory is not None else ScaleDownMemory(), steady_state)
+    t3 = time.perf_counter()
+    reports = _reports(sim)
+    t4 = time.perf_counter()
+    warnings = list(objects.warnings)
+    if scale_up.not_processed:
+        warnings.append(f"{len(scale_up.not_processed)} pending pod(s) not yet marked unschedulable by the "
+                        "scheduler were not considered (upstream CA waits for the scheduler's verdict)")
+    if any(s.readiness is Readiness.NOT_STARTED and s.waiting_for_storage for s in sim.state.nodes):
+        names = sorted(s.name for s in sim.state.nodes if s.waiting_for_storage)
+        warnings.append("waiting for the storage driver on " + ", ".join(names[:10]) +
+                        (" ..." if len(names) > 10 else "") + " (treated as upcoming)")
+    warnings.extend(scale_up.notes)
+    return LoopDecision(now, scale_up, scale_down, reports, warnings,
+                        {"snapshot": t1 - t0, "scaleUp": t2 - t1, "scaleDown": t3 - t2, "report": t4 - t3})

@@ -1,0 +1,104 @@
+"""``--balance-similar-node-groups``: which groups are alike, and how to split a scale-up.
+
+Two groups are similar when their templates have the same capacity in every resource
+(memory within 1.5%), allocatable and free resources within 5% (relative to the
+larger value), and the same labels apart from ones that differ by nature (hostname,
+zone, region, and ``--balancing-ignore-label``). A scale-up of N nodes is then spread
+one node at a time onto the group that is currently the smallest, never past a
+group's max (upstream's comparator and ``BalanceScaleUpBetweenGroups``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from autoscaler.simulation import Simulation
+from simulator.model import Node, Resources
+
+__all__ = ["nodes_similar", "similar_groups", "split_between"]
+
+IGNORED_LABELS = frozenset({
+    "kubernetes.io/hostname",
+    "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+    "beta.kubernetes.io/fluentd-ds-ready",
+    "kops.k8s.io/instancegroup",
+})
+MEMORY_DIFFERENCE_RATIO = 0.015
+MAX_ALLOCATABLE_DIFFERENCE_RATIO = 0.05
+MAX_FREE_DIFFERENCE_RATIO = 0.05
+
+
+def _close(a: int, b: int, ratio: float) -> bool:
+    larger, smaller = max(a, b), min(a, b)
+    return larger - smaller <= larger * ratio
+
+
+def _vector(r: Resources) -> dict[str, int]:
+    out = {"cpu": r.cpu, "memory": r.memory, "ephemeral-storage": r.ephemeral_storage, "pods": r.pods}
+    out.update(dict(r.extended))
+    return out
+
+
+def nodes_similar(a: Node, b: Node, free_a: Resources, free_b: Resources, ignored: Iterable[str] = ()) -> bool:
+    cap_a, cap_b = _vector(a.capacity), _vector(b.capacity)
+    if set(cap_a) != set(cap_b):
+        return False
+    for name, value in cap_a.items():
+        if name == "memory":
+            if not _close(value, cap_b[name], MEMORY_DIFFERENCE_RATIO):
+                return False
+        elif value != cap_b[name]:
+            return False
+    for x, y, ratio in ((a.allocatable, b.allocatable, MAX_ALLOCATABLE_DIFFERENCE_RATIO),
+                        (free_a, free_b, MAX_FREE_DIFFERENCE_RATIO)):
+        vx, vy = _vector(x), _vector(y)
+        if any(not _close(vx.get(k, 0), vy.get(k, 0), ratio) for k in set(vx) | set(vy)):
+            return False
+    skip = IGNORED_LABELS | set(ignored)
+    labels_a = {k: v for k, v in a.labels.items() if k not in skip}
+    labels_b = {k: v for k, v in b.labels.items() if k not in skip}
+    return labels_a == labels_b and a.max_local_bytes == b.max_local_bytes
+
+
+def _free(node: Node, pods: Iterable[Resources]) -> Resources:
+    cpu, memory, eph, count = node.allocatable.cpu, node.allocatable.memory, node.allocatable.ephemeral_storage, 0
+    for r in pods:
+        cpu -= r.cpu
+        memory -= r.memory
+        eph -= r.ephemeral_storage
+        count += 1
+    return Resources(cpu, memory, eph, node.allocatable.pods - count)
+
+
+def similar_groups(sim: Simulation, group: str, ignored_labels: Iterable[str]) -> list[str]:
+    """Groups below their max whose template is similar to ``group``'s."""
+    base = sim.templates.get(group)
+    if base is None:
+        return []
+    base_free = _free(base.node, (p.requests for p in base.pods))
+    out = []
+    for name, other_group in sorted(sim.state.groups.items()):
+        other = sim.templates.get(name)
+        if name == group or other is None or other_group.target_size() >= other_group.max_size():
+            continue
+        if nodes_similar(base.node, other.node, base_free, _free(other.node, (p.requests for p in other.pods)),
+                         ignored_labels):
+            out.append(name)
+    return out
+
+
+def split_between(groups: Mapping[str, tuple[int, int]], delta: int) -> dict[str, int]:
+    """Spread ``delta`` new nodes over groups (name -> (target, max)), smallest first."""
+    sizes = {g: target for g, (target, maximum) in groups.items() if target < maximum}
+    added = dict.fromkeys(groups, 0)
+    for _ in range(delta):
+        open_groups = [g for g in sizes if sizes[g] < groups[g][1]]
+        if not open_groups:
+            break
+        smallest = min(open_groups, key=lambda g: (sizes[g], g))
+        sizes[smallest] += 1
+        added[smallest] += 1
+    return added

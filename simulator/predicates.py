@@ -1,0 +1,473 @@
+"""A predicate checker equivalent to kube-scheduler's filters that matter to autoscaling.
+
+Two ways in, one set of rules:
+
+* ``feasible(pod, plan)`` tests one pod against **every** node of the snapshot at
+  once. Static predicates (unschedulable, taints, node selector and affinity, bound
+  PV affinity) become boolean masks built from a label index and cached per
+  constraint object; resources and free local storage are compared as arrays. Only
+  the nodes that survive go through the per-node predicates (host ports, binding to
+  Available PVs, inter-pod affinity, topology spread).
+* ``check(pod, plan, idx)`` runs the filters on one node in kube-scheduler's order
+  and returns the first failure as an ``Unschedulable`` value, for reasons in
+  ``stillUnschedulable``, events and tests.
+
+``tests/simulator/test_predicates_differential.py`` checks that both agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from simulator.model import (
+    NodeSelector,
+    Pod,
+    PodAffinityTerm,
+    PodScheduling,
+    Requirement,
+    SpreadConstraint,
+    Taint,
+    Toleration,
+)
+from simulator.names import HOSTNAME_LABEL
+from simulator.snapshot import BoolArray, ClusterSnapshot
+from simulator.volumes import (
+    REASON_BIND_CONFLICT,
+    REASON_NODE_CONFLICT,
+    REASON_NOT_ENOUGH_SPACE,
+    VolumeIndex,
+    VolumePlan,
+)
+
+__all__ = ["PredicateChecker", "Unschedulable"]
+
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+@dataclass(frozen=True, slots=True)
+class Unschedulable:
+    """Why a pod does not fit a node: the filter plugin's name and its reason."""
+
+    predicate: str
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def _tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+def untolerated_taint(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
+    for taint in taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not _tolerated(taint, tolerations):
+            return taint
+    return None
+
+
+def _namespaces_match(term: PodAffinityTerm, namespace: str, ns_labels: Mapping[str, Mapping[str, str]]) -> bool:
+    if namespace in term.namespaces:
+        return True
+    if term.namespace_selector is not None:
+        return term.namespace_selector.matches(ns_labels.get(namespace, {}))
+    return False
+
+
+def term_matches(term: PodAffinityTerm, pod: Pod, ns_labels: Mapping[str, Mapping[str, str]]) -> bool:
+    """Does ``pod`` match an (anti-)affinity term's selector and namespaces?"""
+    if term.selector is None or not _namespaces_match(term, pod.namespace, ns_labels):
+        return False
+    return term.selector.matches(pod.labels)
+
+
+class _LabelIndex:
+    """Which base nodes carry which label values, for vectorized selector masks."""
+
+    def __init__(self, snapshot: ClusterSnapshot) -> None:
+        self.snapshot = snapshot
+        self.size = snapshot.base_count
+        self._by_key: dict[str, dict[str, list[int]]] = {}
+        self._req_cache: dict[Requirement, BoolArray] = {}
+
+    def _values(self, key: str) -> dict[str, list[int]]:
+        values = self._by_key.get(key)
+        if values is None:
+            values = {}
+            nodes = self.snapshot.nodes
+            if key == "metadata.name":
+                for idx in range(self.size):
+                    values.setdefault(nodes[idx].name, []).append(idx)
+            else:
+                for idx in range(self.size):
+                    value = nodes[idx].labels.get(key)
+                    if value is not None:
+                        values.setdefault(value, []).append(idx)
+            self._by_key[key] = values
+        return values
+
+    def requirement(self, req: Requirement) -> BoolArray:
+        cached = self._req_cache.get(req)
+        if cached is not None:
+            return cached
+        values = self._values(req.key)
+        mask = np.zeros(self.size, np.bool_)
+        op = req.operator
+        if op in ("In", "NotIn"):
+            for value in req.values:
+                idxs = values.get(value)
+                if idxs:
+                    mask[idxs] = True
+            if op == "NotIn":
+                mask = ~mask
+        elif op in ("Exists", "DoesNotExist"):
+            for idxs in values.values():
+                mask[idxs] = True
+            if op == "DoesNotExist":
+                mask = ~mask
+        else:
+            for value, idxs in values.items():
+                if req.matches({req.key: value}):
+                    mask[idxs] = True
+        self._req_cache[req] = mask
+        return mask
+
+    def selector(self, selector: NodeSelector) -> BoolArray:
+        mask = np.zeros(self.size, np.bool_)
+        for term in selector.terms:
+            if not term.requirements and not term.fields:
+                continue
+            term_mask = np.ones(self.size, np.bool_)
+            for req in term.requirements:
+                term_mask &= self.requirement(req)
+            for req in term.fields:
+                term_mask &= self.requirement(req)
+            mask |= term_mask
+        return mask
+
+
+@dataclass(slots=True)
+class _PodTopology:
+    """Per-call view of pods in topology domains, for affinity and spread checks."""
+
+    affinity_domains: list[tuple[str, set[str] | None]]  # (key, values with a match) None: self-match
+    anti_domains: list[tuple[str, set[str]]]
+    existing_anti: list[tuple[str, set[str]]]
+    spread: list[tuple[SpreadConstraint, dict[str, int], int, bool]]
+
+
+class PredicateChecker:
+    """kube-scheduler's filters over a ``ClusterSnapshot``, storage-aware through ``VolumeIndex``."""
+
+    def __init__(self, snapshot: ClusterSnapshot, volumes: VolumeIndex,
+                 namespaces: Mapping[str, Mapping[str, str]] | None = None) -> None:
+        self.snapshot = snapshot
+        self.volumes = volumes
+        self.namespaces = namespaces or {}
+        self._labels = _LabelIndex(snapshot)
+        self._static_cache: dict[int, BoolArray] = {}
+        self._static_keep: list[object] = []
+        self._extra_cache: dict[tuple[int, int], tuple[object, bool]] = {}
+        self._selector_cache: dict[NodeSelector, BoolArray] = {}
+        self._taint_groups: dict[tuple[tuple[Taint, ...], bool], list[int]] = {}
+        for idx in range(snapshot.base_count):
+            node = snapshot.nodes[idx]
+            self._taint_groups.setdefault((node.taints, node.unschedulable), []).append(idx)
+
+    # --- static masks (base nodes) ------------------------------------------------
+    def _selector_mask(self, selector: NodeSelector) -> BoolArray:
+        cached = self._selector_cache.get(selector)
+        if cached is None:
+            cached = self._selector_cache[selector] = self._labels.selector(selector)
+        return cached
+
+    def _static_base(self, sched: PodScheduling) -> BoolArray:
+        """Unschedulable, taints, node selector and required node affinity, on base nodes."""
+        key = id(sched)
+        cached = self._static_cache.get(key)
+        if cached is not None:
+            return cached
+        size = self.snapshot.base_count
+        mask = np.zeros(size, np.bool_)
+        for (taints, unschedulable), idxs in self._taint_groups.items():
+            if unschedulable and not _tolerated(UNSCHEDULABLE_TAINT, sched.tolerations):
+                continue
+            if untolerated_taint(taints, sched.tolerations) is None:
+                mask[idxs] = True
+        for key_value in sched.node_selector:
+            mask &= self._labels.requirement(Requirement(key_value[0], "In", (key_value[1],)))
+        if sched.required_affinity is not None:
+            mask &= self._selector_mask(sched.required_affinity)
+        self._static_cache[key] = mask
+        self._static_keep.append(sched)  # keep id() stable for the cache's lifetime
+        return mask
+
+    def _static_one(self, sched: PodScheduling, idx: int) -> Unschedulable | None:
+        node = self.snapshot.nodes[idx]
+        if node.unschedulable and not _tolerated(UNSCHEDULABLE_TAINT, sched.tolerations):
+            return Unschedulable("NodeUnschedulable", "node(s) were unschedulable")
+        taint = untolerated_taint(node.taints, sched.tolerations)
+        if taint is not None:
+            return Unschedulable("TaintToleration",
+                                 f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
+        if any(node.labels.get(k) != v for k, v in sched.node_selector) or (
+                sched.required_affinity is not None
+                and not sched.required_affinity.matches(node.labels, node.name)):
+            return Unschedulable("NodeAffinity", "node(s) didn't match Pod's node affinity/selector")
+        return None
+
+    # --- the vectorized path ----------------------------------------------------------
+    def _static_extra(self, sched: PodScheduling, idx: int) -> bool:
+        """Static predicates on a node added during simulation, cached per (constraints, node)."""
+        node = self.snapshot.nodes[idx]
+        key = (id(sched), id(node))
+        entry = self._extra_cache.get(key)
+        if entry is None or entry[0] is not node:
+            entry = (node, self._static_one(sched, idx) is None)
+            self._extra_cache[key] = entry
+            self._static_keep.append(sched)
+        return entry[1]
+
+    def feasible(self, pod: Pod, plan: VolumePlan, allowed: BoolArray | None = None, lo: int = 0) -> BoolArray:
+        """Mask over nodes ``lo..count`` that pass the vectorizable filters (all but per-node ones)."""
+        snap = self.snapshot
+        n = snap.count
+        base = snap.base_count
+        if plan.error is not None or lo >= n:
+            return np.zeros(max(0, n - lo), np.bool_)
+        sched = pod.scheduling
+        if lo < base:
+            static = self._static_base(sched)[lo:]
+            if n > base:
+                extra = np.fromiter((self._static_extra(sched, i) for i in range(base, n)), np.bool_, n - base)
+                mask = np.concatenate((static, extra))
+            else:
+                mask = static.copy()
+        else:
+            mask = np.fromiter((self._static_extra(sched, i) for i in range(lo, n)), np.bool_, n - lo)
+        mask &= snap.enabled[lo:n]
+        if allowed is not None:
+            mask &= allowed[lo:n]
+        for selector in (*plan.pinned, *plan.topologies):
+            if lo < base:
+                mask[: base - lo] &= self._selector_mask(selector)[lo:]
+            for i in range(max(lo, base), n):
+                if mask[i - lo] and not selector.matches(snap.nodes[i].labels, snap.nodes[i].name):
+                    mask[i - lo] = False
+        req = pod.requests
+        mask &= snap.free_pods[lo:n] >= 1
+        if req.cpu:
+            mask &= snap.free_cpu[lo:n] >= req.cpu
+        if req.memory:
+            mask &= snap.free_memory[lo:n] >= req.memory
+        if req.ephemeral_storage:
+            mask &= snap.free_ephemeral[lo:n] >= req.ephemeral_storage
+        for name, value in req.extended:
+            if value:
+                mask &= snap.extended_free(name)[lo:n] >= value
+        if plan.local_bytes:
+            mask &= snap.free_local[lo:n] >= plan.local_bytes
+        return mask
+
+    def needs_node_checks(self, pod: Pod, plan: VolumePlan) -> bool:
+        sched = pod.scheduling
+        return bool(sched.host_ports or sched.has_pod_constraints or plan.provision or plan.static
+                    or self.snapshot.anti_affinity_pods)
+
+    def find_node(self, pod: Pod, plan: VolumePlan, allowed: BoolArray | None = None,
+                  lo: int = 0) -> int | None:
+        """First node (by index, from ``lo``) where the pod passes every filter."""
+        mask = self.feasible(pod, plan, allowed, lo)
+        if len(mask) == 0:
+            return None
+        if not self.needs_node_checks(pod, plan):
+            idx = int(mask.argmax())
+            return lo + idx if mask[idx] else None
+        candidates = np.flatnonzero(mask)
+        if len(candidates) == 0:
+            return None
+        topo = self._topology(pod) if (pod.scheduling.has_pod_constraints or self.snapshot.anti_affinity_pods) \
+            else None
+        for rel in candidates:
+            idx = lo + int(rel)
+            if self._node_checks(pod, plan, idx, topo) is None:
+                return idx
+        return None
+
+    def local_bytes_on(self, pod: Pod, plan: VolumePlan, idx: int) -> int:
+        """Local bytes the pod would provision on node ``idx`` (summed claims)."""
+        if not plan.static:
+            return plan.local_bytes
+        _, extra = self.volumes.static_reason(plan, self.snapshot.nodes[idx])
+        return plan.local_bytes + extra
+
+    def place(self, pod: Pod, plan: VolumePlan, idx: int) -> None:
+        """Put the pod on node ``idx`` in the snapshot, consuming its local storage."""
+        self.snapshot.add_pod(pod, idx, self.local_bytes_on(pod, plan, idx))
+
+    # --- per-node filters -------------------------------------------------------------
+    def _node_checks(self, pod: Pod, plan: VolumePlan, idx: int, topo: _PodTopology | None) -> Unschedulable | None:
+        snap = self.snapshot
+        node = snap.nodes[idx]
+        if pod.scheduling.host_ports:
+            for other in snap.pods_with_ports.get(idx, ()):
+                for mine in pod.scheduling.host_ports:
+                    if any(mine.conflicts(theirs) for theirs in other.scheduling.host_ports):
+                        return Unschedulable("NodePorts", "node(s) didn't have free ports for the requested pod ports")
+        for item in plan.provision:
+            reason = self.volumes.provision_reason(item, node)
+            if reason is not None:
+                return Unschedulable("VolumeBinding", reason)
+        if plan.static:
+            reason, extra = self.volumes.static_reason(plan, node)
+            if reason is not None:
+                return Unschedulable("VolumeBinding", reason)
+            if extra and snap.free_local[idx] < plan.local_bytes + extra:
+                return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
+        if topo is not None:
+            return self._topology_check(node.labels, topo)
+        return None
+
+    def _topology(self, pod: Pod) -> _PodTopology:
+        """Domains that pods already occupy, for this pod's (anti-)affinity and spread."""
+        snap = self.snapshot
+        ns = self.namespaces
+        sched = pod.scheduling
+        affinity: list[tuple[str, set[str] | None]] = []
+        for term in sched.affinity:
+            domains: set[str] = set()
+            any_match = False
+            for idx, other in snap.iter_pods():
+                if term_matches(term, other, ns):
+                    any_match = True
+                    value = snap.nodes[idx].labels.get(term.topology_key)
+                    if value is not None:
+                        domains.add(value)
+            # The first pod of a group that selects itself may go anywhere.
+            affinity.append((term.topology_key,
+                             None if not any_match and term_matches(term, pod, ns) else domains))
+        anti: list[tuple[str, set[str]]] = []
+        for term in sched.anti_affinity:
+            domains = set()
+            for idx, other in snap.iter_pods():
+                if term_matches(term, other, ns):
+                    value = snap.nodes[idx].labels.get(term.topology_key)
+                    if value is not None:
+                        domains.add(value)
+            anti.append((term.topology_key, domains))
+        existing: dict[str, set[str]] = {}
+        for idx, other in snap.anti_affinity_pods:
+            if not snap.enabled[idx]:
+                continue
+            for term in other.scheduling.anti_affinity:
+                if term_matches(term, pod, ns):
+                    value = snap.nodes[idx].labels.get(term.topology_key)
+                    if value is not None:
+                        existing.setdefault(term.topology_key, set()).add(value)
+        spread = [self._spread_counts(pod, c) for c in sched.spread]
+        return _PodTopology(affinity, anti, list(existing.items()), spread)
+
+    def _spread_counts(self, pod: Pod, c: SpreadConstraint) -> tuple[SpreadConstraint, dict[str, int], int, bool]:
+        snap = self.snapshot
+        counts: dict[str, int] = {}
+        for idx in range(snap.count):
+            if not snap.enabled[idx]:
+                continue
+            node = snap.nodes[idx]
+            value = node.labels.get(c.topology_key)
+            if value is None:
+                continue
+            if c.node_affinity_policy == "Honor" and self._static_affinity_fails(pod.scheduling, idx):
+                continue
+            if c.node_taints_policy == "Honor" and untolerated_taint(node.taints, pod.scheduling.tolerations):
+                continue
+            counts.setdefault(value, 0)
+            for other in snap.pods_on[idx]:
+                if other.namespace == pod.namespace and c.selector is not None and c.selector.matches(other.labels):
+                    counts[value] += 1
+        minimum = min(counts.values()) if counts else 0
+        if len(counts) < c.min_domains:
+            minimum = 0
+        self_match = c.selector is not None and c.selector.matches(pod.labels)
+        return c, counts, minimum, self_match
+
+    def _static_affinity_fails(self, sched: PodScheduling, idx: int) -> bool:
+        node = self.snapshot.nodes[idx]
+        if any(node.labels.get(k) != v for k, v in sched.node_selector):
+            return True
+        return sched.required_affinity is not None and not sched.required_affinity.matches(node.labels, node.name)
+
+    @staticmethod
+    def _topology_check(labels: Mapping[str, str], topo: _PodTopology) -> Unschedulable | None:
+        for key, domains in topo.existing_anti:
+            if labels.get(key) in domains:
+                return Unschedulable("InterPodAffinity", "node(s) didn't satisfy existing pods anti-affinity rules")
+        for key, affinity_domains in topo.affinity_domains:
+            value = labels.get(key)
+            if value is None or (affinity_domains is not None and value not in affinity_domains):
+                return Unschedulable("InterPodAffinity", "node(s) didn't match pod affinity rules")
+        for key, domains in topo.anti_domains:
+            if labels.get(key) in domains:
+                return Unschedulable("InterPodAffinity", "node(s) didn't match pod anti-affinity rules")
+        for c, counts, minimum, self_match in topo.spread:
+            value = labels.get(c.topology_key)
+            if value is None:
+                return Unschedulable("PodTopologySpread", "node(s) didn't match pod topology spread constraints "
+                                                          "(missing required label)")
+            if counts.get(value, 0) + int(self_match) - minimum > c.max_skew:
+                return Unschedulable("PodTopologySpread", "node(s) didn't match pod topology spread constraints")
+        return None
+
+    # --- one node, in kube-scheduler's order, with a reason -------------------------------
+    def check(self, pod: Pod, plan: VolumePlan, idx: int) -> Unschedulable | None:
+        """Run every filter on node ``idx``; the first failure, or None if the pod fits."""
+        snap = self.snapshot
+        node = snap.nodes[idx]
+        if not snap.enabled[idx]:
+            return Unschedulable("NodeName", "node is being removed")
+        if pod.node_name and pod.node_name != node.name:
+            return Unschedulable("NodeName", "node(s) didn't match the requested node name")
+        static = self._static_one(pod.scheduling, idx)
+        if static is not None:
+            return static
+        if pod.scheduling.host_ports:
+            reason = self._node_checks(pod, VolumePlan(), idx, None)
+            if reason is not None:
+                return reason
+        req = pod.requests
+        if snap.free_pods[idx] < 1:
+            return Unschedulable("NodeResourcesFit", "Too many pods")
+        for name, need, free in (
+            ("cpu", req.cpu, snap.free_cpu[idx]),
+            ("memory", req.memory, snap.free_memory[idx]),
+            ("ephemeral-storage", req.ephemeral_storage, snap.free_ephemeral[idx]),
+        ):
+            if need and need > free:
+                return Unschedulable("NodeResourcesFit", f"Insufficient {name}")
+        for name, value in req.extended:
+            if value and value > snap.extended_free(name)[idx]:
+                return Unschedulable("NodeResourcesFit", f"Insufficient {name}")
+        if plan.error is not None:
+            return Unschedulable("VolumeBinding", plan.error)
+        for selector in plan.pinned:
+            if not selector.matches(node.labels, node.name):
+                return Unschedulable("VolumeBinding", REASON_NODE_CONFLICT)
+        for selector in plan.topologies:
+            if not selector.matches(node.labels, node.name):
+                return Unschedulable("VolumeBinding", REASON_BIND_CONFLICT)
+        if plan.local_bytes and snap.free_local[idx] < plan.local_bytes:
+            return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
+        plain = VolumePlan(provision=plan.provision, static=plan.static, local_bytes=plan.local_bytes)
+        reason = self._node_checks(pod, plain, idx, None)
+        if reason is not None:
+            return reason
+        if pod.scheduling.has_pod_constraints or snap.anti_affinity_pods:
+            return self._topology_check(node.labels, self._topology(pod))
+        return None
+
+
+def hostname_of(labels: Mapping[str, str], default: str) -> str:
+    return labels.get(HOSTNAME_LABEL, default)

@@ -1,0 +1,76 @@
+"""Node utilization as scale-down measures it (thesis Algorithm 7, upstream ``utilization``).
+
+CPU and memory: requests of the node's pods over allocatable. Pods excluded by
+``--ignore-daemonsets-utilization`` / ``--ignore-mirror-pods-utilization`` are taken out
+of both sides; long-terminating pods do not count. Storage (storage-semantics 3.1):
+``(max - free) / max`` from the max-capacity label and the capacity annotation,
+unknown unless both are present.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from simulator.model import Node, Pod
+
+__all__ = ["Utilization", "is_long_terminating", "node_utilization"]
+
+#: Upstream ``drain.PodLongTerminatingExtraThreshold``: grace period plus this, past deletion.
+LONG_TERMINATING_EXTRA_SECONDS = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Utilization:
+    cpu: float
+    memory: float
+    storage: float | None
+
+    @property
+    def resource(self) -> str:
+        """The dimension that decides underutilization (memory wins a tie, as upstream)."""
+        return "cpu" if self.cpu > self.memory else "memory"
+
+    @property
+    def value(self) -> float:
+        return max(self.cpu, self.memory)
+
+
+def is_long_terminating(pod: Pod, now: float) -> bool:
+    if pod.deleted is None:
+        return False
+    return pod.deleted + pod.grace_seconds + LONG_TERMINATING_EXTRA_SECONDS < now
+
+
+def _ratio(used: int, ignored: int, allocatable: int) -> float:
+    denominator = allocatable - ignored
+    if denominator <= 0:
+        return 0.0
+    return max(0.0, (used - ignored) / denominator)
+
+
+def storage_utilization(node: Node) -> float | None:
+    total, free = node.max_local_bytes, node.free_local_bytes
+    if total is None or free is None or total <= 0:
+        return None
+    return min(1.0, max(0.0, (total - free) / total))
+
+
+def node_utilization(node: Node, pods: Iterable[Pod], now: float, *, ignore_daemonsets: bool = False,
+                     ignore_mirror: bool = False, storage_aware: bool = True) -> Utilization:
+    cpu = memory = ignored_cpu = ignored_memory = 0
+    for pod in pods:
+        req = pod.requests
+        if (ignore_daemonsets and pod.is_daemonset) or (ignore_mirror and pod.is_mirror):
+            ignored_cpu += req.cpu
+            ignored_memory += req.memory
+        if is_long_terminating(pod, now):
+            continue
+        cpu += req.cpu
+        memory += req.memory
+    alloc = node.allocatable
+    return Utilization(
+        _ratio(cpu, ignored_cpu, alloc.cpu),
+        _ratio(memory, ignored_memory, alloc.memory),
+        storage_utilization(node) if storage_aware else None,
+    )

@@ -1,0 +1,250 @@
+"""Volume binding, extended with local storage capacity (storage-semantics section 1).
+
+``VolumeIndex.plan(pod, unpinned)`` resolves a pod's claims once into a
+``VolumePlan``: what every node must satisfy (bound PV affinity, allowed
+topologies), what fails everywhere (unbound Immediate claims, missing objects),
+how many local bytes must be provisioned (summed over the pod's claims, the
+thesis' fix to per-claim checks), and which claims may bind to Available PVs.
+The predicate checker then tests plans against nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from simulator.model import (
+    BindingMode,
+    ClusterObjects,
+    CSIStorageCapacity,
+    Node,
+    NodeSelector,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    StorageClass,
+)
+from simulator.names import HOSTNAME_LABEL, StorageNames
+
+__all__ = ["NO_PROVISIONER", "VolumeIndex", "VolumePlan"]
+
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+
+# Reasons, worded as kube-scheduler's VolumeBinding plugin words them.
+REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
+
+
+@dataclass(frozen=True, slots=True)
+class ProvisionClaim:
+    """A claim that needs a new volume on the chosen node."""
+
+    claim: PersistentVolumeClaim
+    storage_class: StorageClass
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class VolumePlan:
+    """What a pod's volumes demand of a node."""
+
+    #: Set when no node can satisfy the volumes (reason, e.g. an unbound Immediate claim).
+    error: str | None = None
+    #: Node affinities of bound PVs, each must match.
+    pinned: tuple[NodeSelector, ...] = ()
+    #: Bytes to provision through the local provisioner, checked against free local capacity.
+    local_bytes: int = 0
+    #: ``allowedTopologies`` of the classes of local claims to provision, each must match.
+    topologies: tuple[NodeSelector, ...] = ()
+    #: Claims to provision through other provisioners (allowedTopologies, CSIStorageCapacity).
+    provision: tuple[ProvisionClaim, ...] = ()
+    #: WaitForFirstConsumer claims that may bind an Available PV: (claim, candidate PVs by size).
+    static: tuple[tuple[ProvisionClaim, tuple[PersistentVolume, ...]], ...] = ()
+
+    @property
+    def trivial(self) -> bool:
+        return not (self.error or self.pinned or self.local_bytes or self.topologies or self.provision
+                    or self.static)
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """Equal keys = equal demands on every node (pod equivalence)."""
+        return (
+            self.error,
+            self.pinned,
+            self.local_bytes,
+            self.topologies,
+            tuple((p.storage_class.name, p.size) for p in self.provision),
+            tuple((p.storage_class.name, p.size, pvs) for p, pvs in self.static),
+        )
+
+
+TRIVIAL = VolumePlan()
+
+
+@dataclass(slots=True)
+class VolumeIndex:
+    """PVCs, PVs, classes and capacities of a snapshot, for volume binding checks."""
+
+    objects: ClusterObjects
+    names: StorageNames
+    storage_aware: bool = True
+    _available: dict[str | None, list[PersistentVolume]] = field(default_factory=dict)
+    _cache: dict[tuple[str, str, bool], VolumePlan] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for pv in self.objects.volumes.values():
+            if pv.phase == "Available" and pv.claim is None:
+                self._available.setdefault(pv.storage_class, []).append(pv)
+        for pvs in self._available.values():
+            pvs.sort(key=lambda v: (v.capacity, v.name))
+
+    def is_local_class(self, class_name: str | None) -> bool:
+        sc = self.objects.storage_classes.get(class_name or "")
+        return sc is not None and sc.provisioner == self.names.provisioner
+
+    def claim_of(self, pod: Pod, name: str) -> PersistentVolumeClaim | None:
+        return self.objects.claims.get((pod.namespace, name))
+
+    def is_migratable(self, pv: PersistentVolume) -> bool:
+        """A PV of the local provisioner: its data can be unpinned and restored elsewhere."""
+        if not self.storage_aware:
+            return False
+        if pv.driver == self.names.provisioner:
+            return True
+        return pv.driver == "" and self.is_local_class(pv.storage_class)
+
+    def plan(self, pod: Pod, unpinned: bool = False) -> VolumePlan:
+        """Resolve the pod's claims. ``unpinned``: migratable PVs are simulated as unpinned."""
+        if not pod.claims:
+            return TRIVIAL
+        key = (pod.namespace, pod.name, unpinned)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = self._cache[key] = self._plan(pod, unpinned)
+        return cached
+
+    def _plan(self, pod: Pod, unpinned: bool) -> VolumePlan:
+        pinned: list[NodeSelector] = []
+        topologies: list[NodeSelector] = []
+        local_bytes = 0
+        provision: list[ProvisionClaim] = []
+        static: list[tuple[ProvisionClaim, tuple[PersistentVolume, ...]]] = []
+        classes = self.objects.storage_classes
+        for name in pod.claims:
+            claim = self.claim_of(pod, name)
+            if claim is None:
+                return VolumePlan(error=f'persistentvolumeclaim "{name}" not found')
+            if claim.volume_name:
+                pv = self.objects.volumes.get(claim.volume_name)
+                if pv is None:
+                    return VolumePlan(error=f'persistentvolume "{claim.volume_name}" not found')
+                if unpinned and self.is_migratable(pv):
+                    local_bytes += max(pv.capacity, claim.request)
+                    sc = classes.get(pv.storage_class or "")
+                    if sc is not None and sc.allowed_topologies is not None and sc.allowed_topologies not in topologies:
+                        topologies.append(sc.allowed_topologies)
+                elif pv.node_affinity is not None:
+                    pinned.append(pv.node_affinity)
+                continue
+            sc = classes.get(claim.storage_class or "")
+            if sc is None:
+                return VolumePlan(error=f'storageclass "{claim.storage_class}" not found')
+            if sc.binding_mode is BindingMode.IMMEDIATE:
+                return VolumePlan(error=REASON_UNBOUND_IMMEDIATE)
+            item = ProvisionClaim(claim, sc, claim.request)
+            candidates = tuple(
+                pv for pv in self._available.get(claim.storage_class, ())
+                if pv.capacity >= claim.request and set(claim.access_modes) <= set(pv.access_modes)
+            )
+            if candidates:
+                static.append((item, candidates))
+            elif sc.provisioner == NO_PROVISIONER:
+                return VolumePlan(error=REASON_BIND_CONFLICT)
+            elif self.storage_aware and sc.provisioner == self.names.provisioner:
+                local_bytes += claim.request
+                if sc.allowed_topologies is not None and sc.allowed_topologies not in topologies:
+                    topologies.append(sc.allowed_topologies)
+            else:
+                provision.append(item)
+        return VolumePlan(None, tuple(pinned), local_bytes, tuple(topologies), tuple(provision), tuple(static))
+
+    # --- per-node checks used by the predicate checker -------------------------
+    def provision_reason(self, item: ProvisionClaim, node: Node) -> str | None:
+        """Can ``item`` be provisioned on ``node`` (topology, CSIStorageCapacity)?"""
+        sc = item.storage_class
+        if sc.provisioner == NO_PROVISIONER:
+            return REASON_BIND_CONFLICT
+        if sc.allowed_topologies is not None and not sc.allowed_topologies.matches(node.labels, node.name):
+            return REASON_NODE_CONFLICT
+        driver = self.objects.csi_drivers.get(sc.provisioner)
+        if driver is not None and driver.storage_capacity and not self._capacity_ok(sc, item.size, node):
+            return REASON_NOT_ENOUGH_SPACE
+        return None
+
+    def _capacity_ok(self, sc: StorageClass, size: int, node: Node) -> bool:
+        for cap in self.objects.csi_capacities:
+            if cap.storage_class != sc.name or not _topology_matches(cap, node.labels):
+                continue
+            limit = cap.maximum_volume_size if cap.maximum_volume_size is not None else cap.capacity
+            if limit is not None and limit >= size:
+                return True
+        return False
+
+    def static_reason(self, plan: VolumePlan, node: Node) -> tuple[str | None, int]:
+        """Bind WaitForFirstConsumer claims to Available PVs where one matches this node.
+
+        Returns a reason, or the local bytes of claims left to provision here.
+        """
+        extra_local = 0
+        used: set[str] = set()
+        for item, candidates in plan.static:
+            match = next(
+                (pv for pv in candidates if pv.name not in used and (
+                    pv.node_affinity is None or pv.node_affinity.matches(node.labels, node.name))),
+                None,
+            )
+            if match is not None:
+                used.add(match.name)
+                continue
+            sc = item.storage_class
+            if sc.provisioner == NO_PROVISIONER:
+                return REASON_BIND_CONFLICT, 0
+            if self.storage_aware and sc.provisioner == self.names.provisioner:
+                extra_local += item.size
+                continue
+            reason = self.provision_reason(item, node)
+            if reason is not None:
+                return reason, 0
+        return None, extra_local
+
+    def pinned_node(self, pv: PersistentVolume, nodes: Mapping[str, Node]) -> str | None:
+        """The one node a PV is pinned to (hostname affinity or a local/hostPath PV), if any."""
+        affinity = pv.node_affinity
+        if affinity is None or not affinity.terms:
+            return None
+        hosts: set[str] = set()
+        for term in affinity.terms:
+            for req in term.requirements:
+                if req.key == HOSTNAME_LABEL and req.operator == "In":
+                    hosts.update(req.values)
+            for req in term.fields:
+                if req.key == "metadata.name" and req.operator == "In":
+                    hosts.update(req.values)
+        if len(hosts) == 1:
+            host = next(iter(hosts))
+            for node in nodes.values():
+                if node.labels.get(HOSTNAME_LABEL, node.name) == host or node.name == host:
+                    return node.name
+            return None
+        if pv.driver in ("local", "hostPath"):
+            matches = [n.name for n in nodes.values() if affinity.matches(n.labels, n.name)]
+            if len(matches) == 1:
+                return matches[0]
+        return None
+
+
+def _topology_matches(cap: CSIStorageCapacity, labels: Mapping[str, str]) -> bool:
+    return cap.node_topology is not None and cap.node_topology.matches(labels)
