@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from autoscaler.clusterstate import Readiness
 from autoscaler.config import Options
-from autoscaler.scaledown.planner import ScaleDownMemory, ScaleDownPlan, plan_scale_down
+from autoscaler.scaledown.planner import plan_scale_down
+from autoscaler.scaledown.types import ScaleDownMemory, ScaleDownPlan
 from autoscaler.scaleup.orchestrator import ScaleUpPlan, plan_scale_up
 from autoscaler.simulation import Simulation, build_simulation
 from autoscaler.templates import TemplateNode

@@ -1,35 +1,189 @@
-"""Scale-down planning (placeholder until the scale-down planner lands)."""
+"""Scale-down planning: which nodes are unneeded, which are unremovable and why, which go now.
+
+Pure: reads the loop's ``Simulation`` and the memory kept between loops, returns a
+``ScaleDownPlan``. Order follows upstream CA:
+
+1. Eligibility (``eligibility.py``): being deleted, the scale-down-disabled annotation,
+   not autoscaled, unready handling, utilization (CPU/memory, plus storage when
+   storage-aware), then node group min size and cluster minimum resources.
+2. Removal simulation, empty nodes first: the drain rules classify the node's pods;
+   a node holding a non-migratable local volume is kept (``NodeHasLocalVolumes``);
+   every pod to move must find another node through the predicate checker, with the
+   local provisioner's volumes simulated as unpinned. Placements are committed, so
+   storage and CPU moved in one pass add up, and a node chosen for removal is no
+   destination for the next (storage-semantics 3.2-3.3). PDB budgets are spent
+   across the pass.
+3. Deletion (``deletion.py``): cooldowns, unneeded/unready time, then empty nodes in
+   bulk within ``--max-scale-down-parallelism`` and at most ``--max-drain-parallelism``
+   drained nodes.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from autoscaler.clusterstate import Readiness
+from autoscaler.scaledown.eligibility import Candidate, GroupBudget, check_eligibility
+from autoscaler.scaledown.types import RemovalCandidate, ScaleDownMemory, ScaleDownPlan, Unremovable
+from autoscaler.simulation import Simulation
+from simulator.convert import parse_label_selector_string
+from simulator.drainability import DrainContext, NodeDrain, PdbTracker, drain_node
+from simulator.model import Pod
+
+__all__ = ["RemovalCandidate", "ScaleDownMemory", "ScaleDownPlan", "Unremovable", "plan_scale_down"]
 
 
-@dataclass(slots=True)
-class Unremovable:
-    node: str
-    reason: str
-    detail: str = ""
+def _drain_context(sim: Simulation) -> DrainContext:
+    opts = sim.options
+    guard = parse_label_selector_string(opts.storage.guard_pod_selector) if opts.storage.guard_pod_selector else None
+    effective_guard = guard if opts.storage_aware else None
+    sd = opts.scale_down
+    return DrainContext(
+        now=sim.now,
+        controllers=sim.objects.controllers,
+        pdbs=PdbTracker(sim.objects.pdbs, effective_guard),
+        skip_system_pods=sd.skip_nodes_with_system_pods,
+        skip_local_storage=sd.skip_nodes_with_local_storage,
+        skip_custom_controller_pods=sd.skip_nodes_with_custom_controller_pods,
+        min_replica_count=sd.min_replica_count,
+        guard=guard,
+        storage_aware=opts.storage_aware,
+    )
 
 
-@dataclass(slots=True)
-class ScaleDownPlan:
-    result: str
-    removed: list[str] = field(default_factory=list)
-    unneeded: list[str] = field(default_factory=list)
-    unremovable: list[Unremovable] = field(default_factory=list)
-    skipped_because: str = ""
+def pinned_local_volumes(sim: Simulation) -> dict[str, list[str]]:
+    """node -> bound PVs pinned to it whose data cannot be migrated (storage-semantics 3.6)."""
+    out: dict[str, list[str]] = {}
+    if not sim.options.storage_aware:
+        return out
+    nodes = {s.name: s.node for s in sim.state.nodes}
+    claims = sim.objects.claims
+    for pv in sim.objects.volumes.values():
+        if pv.claim is None or pv.claim not in claims or sim.volumes.is_migratable(pv):
+            continue
+        if pv.driver == "" and pv.node_affinity is None:
+            continue
+        node = sim.volumes.pinned_node(pv, nodes)
+        if node is not None:
+            out.setdefault(node, []).append(pv.name)
+    return out
 
-    @classmethod
-    def skipped(cls, why: str) -> ScaleDownPlan:
-        return cls("Skipped", skipped_because=why)
+
+def _describe_block(drain: NodeDrain) -> str:
+    assert drain.blocked is not None
+    pod, outcome = drain.blocked
+    reason = outcome.reason.value if outcome.reason is not None else "Unknown"
+    return f"pod {pod.ref}: {reason}" + (f" ({outcome.detail})" if outcome.detail else "")
 
 
-@dataclass(slots=True)
-class ScaleDownMemory:
-    pass
+class _Pass:
+    """One removal-simulation pass over the candidates, committing as it goes."""
+
+    def __init__(self, sim: Simulation, clock: Callable[[], float]) -> None:
+        self.sim = sim
+        self.clock = clock
+        snap = sim.snapshot
+        n = snap.count
+        allowed = np.zeros(n, np.bool_)
+        ready_names = {s.name for s in sim.state.nodes if s.readiness is Readiness.READY}
+        for idx in range(n):
+            allowed[idx] = snap.roles[idx] == "live" and snap.nodes[idx].name in ready_names
+        self.allowed = allowed
+        self.ctx = _drain_context(sim)
+
+    def try_remove(self, cand: Candidate) -> RemovalCandidate | Unremovable:
+        sim = self.sim
+        snap, checker = sim.snapshot, sim.checker
+        drain = drain_node(self.ctx, sim.pods_by_node.get(cand.name, ()))
+        if drain.blocked is not None:
+            return Unremovable(cand.name, "BlockedByPod", _describe_block(drain))
+        idx = snap.index.get(cand.name)
+        if idx is None:
+            return Unremovable(cand.name, "UnexpectedError", "node is not in the simulation snapshot")
+        snap.fork()
+        self.ctx.pdbs.fork()
+        snap.disable_node(idx)
+        self.allowed[idx] = False
+        destinations: dict[str, str] = {}
+        for pod in _moving_order(drain.to_move):
+            plan = sim.volumes.plan(pod, unpinned=True)
+            dest = checker.find_node(pod, plan, self.allowed)
+            if dest is None:
+                snap.revert()
+                self.ctx.pdbs.revert()
+                self.allowed[idx] = snap.roles[idx] == "live" and cand.state.readiness is Readiness.READY
+                return Unremovable(cand.name, "NoPlaceToMovePods", f"no place to move pod {pod.ref}")
+            checker.place(pod, plan, dest)
+            destinations[pod.ref] = snap.nodes[dest].name
+        self.ctx.pdbs.remove(drain.to_move)
+        self.ctx.pdbs.commit()
+        snap.commit()
+        return RemovalCandidate(cand.name, cand.group, cand.state.readiness is Readiness.READY, drain, destinations)
 
 
-def plan_scale_down(sim: Any, memory: ScaleDownMemory, steady_state: bool) -> ScaleDownPlan:
-    return ScaleDownPlan.skipped("not implemented yet")
+def _moving_order(pods: tuple[Pod, ...]) -> list[Pod]:
+    """Biggest first, so the hardest pods claim space before small ones fragment it."""
+    return sorted(pods, key=lambda p: (-p.requests.cpu, -p.requests.memory, p.ref))
+
+
+def plan_scale_down(sim: Simulation, memory: ScaleDownMemory, steady_state: bool,
+                    clock: Callable[[], float] = time.monotonic) -> ScaleDownPlan:
+    from autoscaler.scaledown.cluster_wide import plan_cluster_wide
+    from autoscaler.scaledown.deletion import choose_deletions
+
+    out = ScaleDownPlan("NoNodesRemoved")
+    candidates, unremovable = check_eligibility(sim, memory)
+    out.unremovable.extend(unremovable)
+    local_volumes = pinned_local_volumes(sim)
+    # Empty nodes first (upstream), then by name for a stable order.
+    ordered = sorted(candidates, key=lambda c: (not c.looks_empty, c.name))
+    if sim.options.scale_down.mode == "cluster-wide":
+        removable, more = plan_cluster_wide(sim, ordered, local_volumes, clock)
+        out.unremovable.extend(more)
+    else:
+        removable = []
+        sim.snapshot.fork()
+        try:
+            removable, more = _per_node_pass(sim, ordered, local_volumes, clock)
+            out.unremovable.extend(more)
+        finally:
+            sim.snapshot.revert()
+    out.unneeded = sorted(r.node for r in removable)
+    out.to_delete, out.waiting = choose_deletions(sim, removable, memory, steady_state)
+    out.removed = sorted(r.node for r in out.to_delete)
+    if out.removed:
+        out.result = "ScaledDown"
+    return out
+
+
+def _per_node_pass(sim: Simulation, ordered: list[Candidate], local_volumes: dict[str, list[str]],
+                   clock: Callable[[], float]) -> tuple[list[RemovalCandidate], list[Unremovable]]:
+    removal = _Pass(sim, clock)
+    budget = GroupBudget(sim)
+    deadline = clock() + sim.options.scale_down.simulation_timeout
+    removable: list[RemovalCandidate] = []
+    unremovable: list[Unremovable] = []
+    for cand in ordered:
+        if cand.name in local_volumes:
+            pvs = local_volumes[cand.name]
+            unremovable.append(Unremovable(cand.name, "NodeHasLocalVolumes",
+                                           "holds local volume(s) that cannot be migrated: " + ", ".join(sorted(pvs))))
+            continue
+        limit = budget.blocked(cand)
+        if limit is not None:
+            unremovable.append(limit)
+            continue
+        if clock() > deadline:
+            unremovable.append(Unremovable(cand.name, "UnexpectedError",
+                                           "scale-down simulation timed out (--scale-down-simulation-timeout)"))
+            continue
+        result = removal.try_remove(cand)
+        if isinstance(result, Unremovable):
+            unremovable.append(result)
+        else:
+            budget.take(cand)
+            removable.append(result)
+    return removable, unremovable

@@ -1,0 +1,60 @@
+"""Which unneeded nodes go in this loop (upstream's unneeded-time tracking and budgets).
+
+Nothing is deleted during a cooldown (``--scale-down-delay-after-add|delete|failure``)
+or before a node has been unneeded for ``--scale-down-unneeded-time`` (unready nodes:
+``--scale-down-unready-time``). Then empty nodes go in bulk within
+``--max-scale-down-parallelism``, and at most ``--max-drain-parallelism`` nodes that
+need draining, fewer while earlier drains are still in progress. ``plan`` runs at
+steady state: no cooldown, every unneeded node counts as unneeded long enough.
+"""
+
+from __future__ import annotations
+
+from autoscaler.scaledown.types import RemovalCandidate, ScaleDownMemory
+from autoscaler.simulation import Simulation
+
+__all__ = ["choose_deletions"]
+
+
+def _cooldown(sim: Simulation, memory: ScaleDownMemory) -> str:
+    sd, now = sim.options.scale_down, sim.now
+    if memory.last_scale_up is not None and now - memory.last_scale_up < sd.delay_after_add:
+        return "ScaleDownInCooldown: a scale-up happened less than --scale-down-delay-after-add ago"
+    if memory.last_scale_down is not None and now - memory.last_scale_down < sd.delay_after_delete:
+        return "ScaleDownInCooldown: a node was deleted less than --scale-down-delay-after-delete ago"
+    if memory.last_failure is not None and now - memory.last_failure < sd.delay_after_failure:
+        return "ScaleDownInCooldown: a scale-down failed less than --scale-down-delay-after-failure ago"
+    return ""
+
+
+def choose_deletions(sim: Simulation, removable: list[RemovalCandidate], memory: ScaleDownMemory,
+                     steady_state: bool) -> tuple[list[RemovalCandidate], str]:
+    """The nodes to delete now, and why others wait (empty when nothing waits)."""
+    sd, now = sim.options.scale_down, sim.now
+    current = {r.node for r in removable}
+    for name in list(memory.unneeded_since):
+        if name not in current:
+            del memory.unneeded_since[name]
+    for name in current:
+        memory.unneeded_since.setdefault(name, now)
+    if not removable:
+        return [], ""
+    if not steady_state:
+        why = _cooldown(sim, memory)
+        if why:
+            return [], why
+
+    def long_enough(r: RemovalCandidate) -> bool:
+        if steady_state:
+            return True
+        needed = sd.unneeded_seconds if r.ready else sd.unready_seconds
+        return needed >= 0 and now - memory.unneeded_since[r.node] >= needed
+
+    ready = [r for r in removable if long_enough(r)]
+    if not ready:
+        return [], "NotUnneededLongEnough: no unneeded node has been unneeded for long enough yet"
+    budget = max(0, sd.max_parallelism - len(memory.deletions_in_progress))
+    empty = [r for r in ready if r.empty][:budget]
+    drains_left = max(0, min(budget - len(empty), sd.max_drain_parallelism - len(memory.deletions_in_progress)))
+    drained = [r for r in ready if not r.empty][:drains_left]
+    return empty + drained, ""

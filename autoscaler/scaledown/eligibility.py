@@ -1,0 +1,122 @@
+"""Which nodes may be considered for removal at all, in upstream CA's order.
+
+Being deleted, the ``scale-down-disabled`` annotation, not autoscaled, unready
+handling (``--scale-down-unready-enabled``; a negative ``--scale-down-unready-time``
+keeps unready nodes forever, since their local data would be lost), then
+utilization: max(CPU, memory) at or above ``--scale-down-utilization-threshold``,
+or, storage-aware, storage utilization above
+``--scale-down-storage-utilization-threshold``, means ``NotUnderutilized``.
+
+``GroupBudget`` then keeps each group above its min size and the cluster above the
+``--cores-total``/``--memory-total`` minima as nodes are accepted in one pass.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from autoscaler.clusterstate import NodeState, Readiness
+from autoscaler.scaledown.types import ScaleDownMemory, Unremovable
+from autoscaler.simulation import Simulation
+from simulator.utilization import Utilization, is_long_terminating, node_utilization
+
+__all__ = ["Candidate", "GroupBudget", "check_eligibility"]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    state: NodeState
+    group: str
+    utilization: Utilization
+    #: No pod but DaemonSet, mirror, guard or long-terminating ones (a cheap first guess).
+    looks_empty: bool
+
+    @property
+    def name(self) -> str:
+        return self.state.name
+
+
+def _looks_empty(sim: Simulation, state: NodeState) -> bool:
+    for pod in sim.pods_by_node.get(state.name, ()):
+        if pod.is_daemonset or pod.is_mirror or is_long_terminating(pod, sim.now):
+            continue
+        return False
+    return True
+
+
+def check_eligibility(sim: Simulation, memory: ScaleDownMemory) -> tuple[list[Candidate], list[Unremovable]]:
+    sd = sim.options.scale_down
+    candidates: list[Candidate] = []
+    unremovable: list[Unremovable] = []
+    for state in sim.state.nodes:
+        name = state.name
+        if state.readiness is Readiness.NOT_STARTED:
+            continue  # upcoming: not a candidate until it has started
+        if state.readiness is Readiness.DELETING or name in memory.deletions_in_progress:
+            unremovable.append(Unremovable(name, "CurrentlyBeingDeleted"))
+            continue
+        if state.node.scale_down_disabled:
+            unremovable.append(Unremovable(name, "ScaleDownDisabledAnnotation"))
+            continue
+        if state.group is None:
+            unremovable.append(Unremovable(name, "NotAutoscaled", "the node belongs to no node group"))
+            continue
+        unready = state.readiness is Readiness.UNREADY
+        if unready and not sd.unready_enabled:
+            unremovable.append(Unremovable(name, "ScaleDownUnreadyDisabled"))
+            continue
+        if unready and sd.unready_seconds < 0:
+            unremovable.append(Unremovable(
+                name, "NotUnreadyLongEnough",
+                "unready nodes are never removed (--scale-down-unready-time is negative): local data would be lost"))
+            continue
+        util = node_utilization(state.node, sim.pods_by_node.get(name, ()), sim.now,
+                                ignore_daemonsets=sd.ignore_daemonsets_utilization,
+                                ignore_mirror=sd.ignore_mirror_pods_utilization,
+                                storage_aware=sim.options.storage_aware)
+        if sd.mode == "per-node" and util.value >= sd.utilization_threshold:
+            unremovable.append(Unremovable(
+                name, "NotUnderutilized",
+                f"{util.resource} utilization {util.value:.2f} >= {sd.utilization_threshold:g}"))
+            continue
+        if util.storage is not None and util.storage > sd.storage_utilization_threshold:
+            unremovable.append(Unremovable(
+                name, "NotUnderutilized",
+                f"storage utilization {util.storage:.2f} > {sd.storage_utilization_threshold:g}"))
+            continue
+        candidates.append(Candidate(state, state.group, util, _looks_empty(sim, state)))
+    return candidates, unremovable
+
+
+class GroupBudget:
+    """Min sizes and cluster minimum resources, spent as nodes are accepted for removal."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.sizes = {name: g.target_size() for name, g in sim.state.groups.items()}
+        self.mins = {name: g.min_size() for name, g in sim.state.groups.items()}
+        live = [s.node for s in sim.state.nodes if s.readiness is not Readiness.NOT_STARTED]
+        self.cores = sum(math.ceil(n.capacity.cpu / 1000) for n in live)
+        self.memory = sum(n.capacity.memory for n in live)
+        up = sim.options.scale_up
+        self.min_cores = up.cores_total[0]
+        self.min_memory = up.memory_total_gib[0] * 2**30
+
+    def blocked(self, cand: Candidate) -> Unremovable | None:
+        group = cand.group
+        if self.sizes.get(group, 0) <= self.mins.get(group, 0):
+            return Unremovable(cand.name, "NodeGroupMinSizeReached",
+                               f"node group {group} at min size {self.mins.get(group, 0)}")
+        node = cand.state.node
+        if self.min_cores and self.cores - math.ceil(node.capacity.cpu / 1000) < self.min_cores:
+            return Unremovable(cand.name, "MinimalResourceLimitExceeded", f"cluster min cores {self.min_cores}")
+        if self.min_memory and self.memory - node.capacity.memory < self.min_memory:
+            return Unremovable(cand.name, "MinimalResourceLimitExceeded",
+                               f"cluster min memory {self.min_memory // 2**30}GiB")
+        return None
+
+    def take(self, cand: Candidate) -> None:
+        self.sizes[cand.group] = self.sizes.get(cand.group, 0) - 1
+        self.cores -= math.ceil(cand.state.node.capacity.cpu / 1000)
+        self.memory -= cand.state.node.capacity.memory
