@@ -28,7 +28,7 @@ def _cooldown(sim: Simulation, memory: ScaleDownMemory) -> str:
 
 
 def choose_deletions(sim: Simulation, removable: list[RemovalCandidate], memory: ScaleDownMemory,
-                     steady_state: bool) -> tuple[list[RemovalCandidate], str]:
+                     steady_state: bool, limit: int | None = None) -> tuple[list[RemovalCandidate], str]:
     """The nodes to delete now, and why others wait (empty when nothing waits)."""
     sd, now = sim.options.scale_down, sim.now
     current = {r.node for r in removable}
@@ -54,6 +54,8 @@ def choose_deletions(sim: Simulation, removable: list[RemovalCandidate], memory:
     if not ready:
         return [], "NotUnneededLongEnough: no unneeded node has been unneeded for long enough yet"
     budget = max(0, sd.max_parallelism - len(memory.deletions_in_progress))
+    if limit is not None:
+        ready, budget = ready[:limit], min(budget, limit)
     empty = [r for r in ready if r.empty][:budget]
     drains_left = max(0, min(budget - len(empty), sd.max_drain_parallelism - len(memory.deletions_in_progress)))
     drained = [r for r in ready if not r.empty][:drains_left]

@@ -79,7 +79,7 @@ def _describe_block(drain: NodeDrain) -> str:
     return f"pod {pod.ref}: {reason}" + (f" ({outcome.detail})" if outcome.detail else "")
 
 
-class _Pass:
+class RemovalPass:
     """One removal-simulation pass over the candidates, committing as it goes."""
 
     def __init__(self, sim: Simulation, clock: Callable[[], float]) -> None:
@@ -105,8 +105,7 @@ class _Pass:
             return Unremovable(cand.name, "UnexpectedError", "node is not in the simulation snapshot")
         snap.fork()
         self.ctx.pdbs.fork()
-        snap.disable_node(idx)
-        self.allowed[idx] = False
+        snap.disable_node(idx)  # journaled: not a destination while this fork lives
         destinations: dict[str, str] = {}
         for pod in _moving_order(drain.to_move):
             plan = sim.volumes.plan(pod, unpinned=True)
@@ -114,7 +113,6 @@ class _Pass:
             if dest is None:
                 snap.revert()
                 self.ctx.pdbs.revert()
-                self.allowed[idx] = snap.roles[idx] == "live" and cand.state.readiness is Readiness.READY
                 return Unremovable(cand.name, "NoPlaceToMovePods", f"no place to move pod {pod.ref}")
             checker.place(pod, plan, dest)
             destinations[pod.ref] = snap.nodes[dest].name
@@ -152,7 +150,9 @@ def plan_scale_down(sim: Simulation, memory: ScaleDownMemory, steady_state: bool
         finally:
             sim.snapshot.revert()
     out.unneeded = sorted(r.node for r in removable)
-    out.to_delete, out.waiting = choose_deletions(sim, removable, memory, steady_state)
+    # Cluster-wide mode judged each node alone: removing two at once could break the thresholds.
+    limit = 1 if sim.options.scale_down.mode == "cluster-wide" else None
+    out.to_delete, out.waiting = choose_deletions(sim, removable, memory, steady_state, limit)
     out.removed = sorted(r.node for r in out.to_delete)
     if out.removed:
         out.result = "ScaledDown"
@@ -161,7 +161,7 @@ def plan_scale_down(sim: Simulation, memory: ScaleDownMemory, steady_state: bool
 
 def _per_node_pass(sim: Simulation, ordered: list[Candidate], local_volumes: dict[str, list[str]],
                    clock: Callable[[], float]) -> tuple[list[RemovalCandidate], list[Unremovable]]:
-    removal = _Pass(sim, clock)
+    removal = RemovalPass(sim, clock)
     budget = GroupBudget(sim)
     deadline = clock() + sim.options.scale_down.simulation_timeout
     removable: list[RemovalCandidate] = []
