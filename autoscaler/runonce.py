@@ -57,8 +57,7 @@ def _reports(sim: Simulation) -> list[NodeReport]:
 
 def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options, now: float, *,
              memory: ScaleDownMemory | None = None, steady_state: bool = False,
-             template_cache: MutableMapping[str, TemplateNode] | None = None,
-             clock: object = None) -> LoopDecision:
+             template_cache: MutableMapping[str, TemplateNode] | None = None) -> LoopDecision:
     """Decide what to do now. ``steady_state``: every unneeded node counts as unneeded long enough."""
     import time
 

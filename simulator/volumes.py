@@ -141,7 +141,9 @@ class VolumeIndex:
                 pv = self.objects.volumes.get(claim.volume_name)
                 if pv is None:
                     return VolumePlan(error=f'persistentvolume "{claim.volume_name}" not found')
-                if unpinned and self.is_migratable(pv):
+                # An unpinned volume (affinity removed after its snapshot) is restored onto
+                # whichever node the pod lands on, so it needs that node's free capacity.
+                if self.is_migratable(pv) and (unpinned or pv.node_affinity is None):
                     local_bytes += max(pv.capacity, claim.request)
                     sc = classes.get(pv.storage_class or "")
                     if sc is not None and sc.allowed_topologies is not None and sc.allowed_topologies not in topologies:
@@ -178,7 +180,7 @@ class VolumeIndex:
         if sc.provisioner == NO_PROVISIONER:
             return REASON_BIND_CONFLICT
         if sc.allowed_topologies is not None and not sc.allowed_topologies.matches(node.labels, node.name):
-            return REASON_NODE_CONFLICT
+            return REASON_BIND_CONFLICT  # kube-scheduler: provisioning not satisfied is a bind conflict
         driver = self.objects.csi_drivers.get(sc.provisioner)
         if driver is not None and driver.storage_capacity and not self._capacity_ok(sc, item.size, node):
             return REASON_NOT_ENOUGH_SPACE
@@ -213,6 +215,8 @@ class VolumeIndex:
             if sc.provisioner == NO_PROVISIONER:
                 return REASON_BIND_CONFLICT, 0
             if self.storage_aware and sc.provisioner == self.names.provisioner:
+                if sc.allowed_topologies is not None and not sc.allowed_topologies.matches(node.labels, node.name):
+                    return REASON_BIND_CONFLICT, 0
                 extra_local += item.size
                 continue
             reason = self.provision_reason(item, node)
