@@ -12,7 +12,7 @@ Two ways in, one set of rules:
   and returns the first failure as an ``Unschedulable`` value, for reasons in
   ``stillUnschedulable``, events and tests.
 
-``tests/simulator/test_predicates_differential.py`` checks that both agree.
+``tests/simulator/test_predicates.py`` (``test_fast_path_agrees_with_check``) checks that both agree.
 """
 
 from __future__ import annotations
@@ -249,6 +249,12 @@ class PredicateChecker:
         else:
             mask = np.fromiter((self._static_extra(sched, i) for i in range(lo, n)), np.bool_, n - lo)
         mask &= snap.enabled[lo:n]
+        if pod.node_name:  # NodeName: a pod bound by name fits that node only
+            named = snap.index.get(pod.node_name)
+            only = np.zeros(n - lo, np.bool_)
+            if named is not None and named >= lo:
+                only[named - lo] = True
+            mask &= only
         if allowed is not None:
             mask &= allowed[lo:n]
         for selector in (*plan.pinned, *plan.topologies):

@@ -190,11 +190,11 @@ class ClusterSnapshot:
             mem[idx] += req.memory
             eph[idx] += req.ephemeral_storage
             count[idx] += 1
-            pods_on[idx].append(pod)
             if req.extended:
                 for name, value in req.extended:
-                    self.extended_free(name)
+                    self.extended_free(name)  # computed from pods_on: before this pod joins it
                     self.extended[name][idx] -= value
+            pods_on[idx].append(pod)
             sched = pod.scheduling
             if sched.host_ports:
                 self.pods_with_ports.setdefault(idx, []).append(pod)
