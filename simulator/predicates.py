@@ -343,18 +343,20 @@ class PredicateChecker:
         ns = self.namespaces
         sched = pod.scheduling
         affinity: list[tuple[str, set[str] | None]] = []
+        matched_any = False
         for term in sched.affinity:
             domains: set[str] = set()
-            any_match = False
             for idx, other in snap.iter_pods():
                 if term_matches(term, other, ns):
-                    any_match = True
+                    matched_any = True
                     value = snap.nodes[idx].labels.get(term.topology_key)
                     if value is not None:
                         domains.add(value)
-            # The first pod of a group that selects itself may go anywhere.
-            affinity.append((term.topology_key,
-                             None if not any_match and term_matches(term, pod, ns) else domains))
+            affinity.append((term.topology_key, domains))
+        # The first pod of a group may go anywhere: no pod matches any of its terms
+        # and it matches all of them itself (kube-scheduler's InterPodAffinity).
+        if sched.affinity and not matched_any and all(term_matches(t, pod, ns) for t in sched.affinity):
+            affinity = [(key, None) for key, _ in affinity]
         anti: list[tuple[str, set[str]]] = []
         for term in sched.anti_affinity:
             domains = set()
