@@ -27,12 +27,13 @@ _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, 
 
 
 def parse_duration(text: str) -> float:
-    """Go-style durations in seconds: ``90s``, ``15m``, ``1h30m``, ``-1s``, ``0``."""
+    """Go-style durations in seconds: ``90s``, ``15m``, ``1h30m``, ``-1s``; a bare number is seconds."""
     value = text.strip()
     sign = -1.0 if value.startswith("-") else 1.0
     value = value.lstrip("+-")
-    if value == "0":
-        return 0.0
+    if re.fullmatch(r"\d+(\.\d+)?", value):
+        # A bare number is seconds (Go would want a unit; the storage flags' docs write -1).
+        return sign * float(value)
     pos = 0
     total = 0.0
     for match in _DURATION.finditer(value):

@@ -43,10 +43,11 @@ def is_long_terminating(pod: Pod, now: float) -> bool:
 
 
 def _ratio(used: int, ignored: int, allocatable: int) -> float:
+    """``used`` over what is left of ``allocatable`` once ``ignored`` pods are taken out."""
     denominator = allocatable - ignored
     if denominator <= 0:
-        return 0.0
-    return max(0.0, (used - ignored) / denominator)
+        return 0.0  # upstream reports an error and the node counts as unused
+    return max(0.0, used / denominator)
 
 
 def storage_utilization(node: Node) -> float | None:
@@ -62,8 +63,10 @@ def node_utilization(node: Node, pods: Iterable[Pod], now: float, *, ignore_daem
     for pod in pods:
         req = pod.requests
         if (ignore_daemonsets and pod.is_daemonset) or (ignore_mirror and pod.is_mirror):
+            # Upstream takes these out of allocatable whether or not they are terminating.
             ignored_cpu += req.cpu
             ignored_memory += req.memory
+            continue
         if is_long_terminating(pod, now):
             continue
         cpu += req.cpu

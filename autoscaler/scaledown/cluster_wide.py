@@ -121,10 +121,13 @@ def plan_cluster_wide(sim: Simulation, ordered: list[Candidate], local_volumes: 
             continue
         node = cand.state.node
         ds = [p.requests for p in sim.pods_by_node.get(cand.name, ()) if p.is_daemonset]
+        # The node's DaemonSet pods go with it; everything else is packed onto the rest.
+        left_cpu = req_cpu - sum(r.cpu for r in ds)
+        left_mem = req_mem - sum(r.memory for r in ds)
         rest_cpu = cap_cpu - node.allocatable.cpu
         rest_mem = cap_mem - node.allocatable.memory
-        after_cpu = (req_cpu - sum(r.cpu for r in ds)) / rest_cpu if rest_cpu > 0 else float("inf")
-        after_mem = (req_mem - sum(r.memory for r in ds)) / rest_mem if rest_mem > 0 else float("inf")
+        after_cpu = left_cpu / rest_cpu if rest_cpu > 0 else float("inf")
+        after_mem = left_mem / rest_mem if rest_mem > 0 else float("inf")
         if after_cpu >= t_cpu or after_mem >= t_mem:
             unremovable.append(Unremovable(
                 cand.name, "NotUnderutilized",
@@ -138,15 +141,15 @@ def plan_cluster_wide(sim: Simulation, ordered: list[Candidate], local_volumes: 
         snap.fork()
         removal.ctx.pdbs.fork()
         try:
-            result = removal.try_remove(cand)
+            result = removal.try_remove(cand, persist=False)
             if isinstance(result, Unremovable):
                 unremovable.append(result)
                 continue
             mask = live & snap.enabled[:n]
             usable_cpu, usable_mem = usable_capacity(alloc_cpu, alloc_mem, snap.free_cpu[:n], snap.free_memory[:n],
                                                      mask=mask, ut=ut)
-            ratio_cpu = req_cpu / usable_cpu if usable_cpu > 0 else float("inf")
-            ratio_mem = req_mem / usable_mem if usable_mem > 0 else float("inf")
+            ratio_cpu = left_cpu / usable_cpu if usable_cpu > 0 else float("inf")
+            ratio_mem = left_mem / usable_mem if usable_mem > 0 else float("inf")
             if ratio_cpu >= t_cpu or ratio_mem >= t_mem:
                 unremovable.append(Unremovable(
                     cand.name, "NotUnderutilized",

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from autoscaler.clusterstate import NodeState, Readiness
 from autoscaler.scaledown.types import ScaleDownMemory, Unremovable
 from autoscaler.simulation import Simulation
+from simulator.convert import parse_label_selector_string
+from simulator.drainability import is_guard_pod
+from simulator.model import LabelSelector
 from simulator.utilization import Utilization, is_long_terminating, node_utilization
 
 __all__ = ["Candidate", "GroupBudget", "check_eligibility"]
@@ -37,9 +40,9 @@ class Candidate:
         return self.state.name
 
 
-def _looks_empty(sim: Simulation, state: NodeState) -> bool:
+def _looks_empty(sim: Simulation, state: NodeState, guard: LabelSelector | None) -> bool:
     for pod in sim.pods_by_node.get(state.name, ()):
-        if pod.is_daemonset or pod.is_mirror or is_long_terminating(pod, sim.now):
+        if pod.is_daemonset or pod.is_mirror or is_long_terminating(pod, sim.now) or is_guard_pod(guard, pod):
             continue
         return False
     return True
@@ -47,6 +50,8 @@ def _looks_empty(sim: Simulation, state: NodeState) -> bool:
 
 def check_eligibility(sim: Simulation, memory: ScaleDownMemory) -> tuple[list[Candidate], list[Unremovable]]:
     sd = sim.options.scale_down
+    selector = sim.options.storage.guard_pod_selector
+    guard = parse_label_selector_string(selector) if sim.options.storage_aware and selector else None
     candidates: list[Candidate] = []
     unremovable: list[Unremovable] = []
     for state in sim.state.nodes:
@@ -85,7 +90,7 @@ def check_eligibility(sim: Simulation, memory: ScaleDownMemory) -> tuple[list[Ca
                 name, "NotUnderutilized",
                 f"storage utilization {util.storage:.2f} > {sd.storage_utilization_threshold:g}"))
             continue
-        candidates.append(Candidate(state, state.group, util, _looks_empty(sim, state)))
+        candidates.append(Candidate(state, state.group, util, _looks_empty(sim, state, guard)))
     return candidates, unremovable
 
 

@@ -11,7 +11,8 @@ Pure: reads the loop's ``Simulation`` and the memory kept between loops, returns
    every pod to move must find another node through the predicate checker, with the
    local provisioner's volumes simulated as unpinned. Placements are committed, so
    storage and CPU moved in one pass add up, and a node chosen for removal is no
-   destination for the next (storage-semantics 3.2-3.3). PDB budgets are spent
+   destination for the next (storage-semantics 3.2-3.3); pods an earlier removal
+   moved onto a node move again if that node goes too. PDB budgets are spent
    across the pass.
 3. Deletion (``deletion.py``): cooldowns, unneeded/unready time, then empty nodes in
    bulk within ``--max-scale-down-parallelism`` and at most ``--max-drain-parallelism``
@@ -20,6 +21,7 @@ Pure: reads the loop's ``Simulation`` and the memory kept between loops, returns
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 
@@ -93,8 +95,19 @@ class RemovalPass:
             allowed[idx] = snap.roles[idx] == "live" and snap.nodes[idx].name in ready_names
         self.allowed = allowed
         self.ctx = _drain_context(sim)
+        #: node -> pods that earlier removals of this pass moved onto it (committed placements).
+        #: Removing that node moves them again, as upstream's persisted simulations do, or
+        #: they would be planned onto a node that goes away in the same pass.
+        self._received: dict[str, list[Pod]] = {}
+        #: pod ref -> the destinations map of the removal that first moved it (kept current).
+        self._moved_by: dict[str, dict[str, str]] = {}
 
-    def try_remove(self, cand: Candidate) -> RemovalCandidate | Unremovable:
+    def try_remove(self, cand: Candidate, persist: bool = True) -> RemovalCandidate | Unremovable:
+        """Simulate removing ``cand``; on success its placements stay in the snapshot.
+
+        ``persist=False``: the caller reverts the snapshot afterwards, so pods moved here
+        are not remembered as living on their destinations.
+        """
         sim = self.sim
         snap, checker = sim.snapshot, sim.checker
         drain = drain_node(self.ctx, sim.pods_by_node.get(cand.name, ()))
@@ -103,23 +116,41 @@ class RemovalPass:
         idx = snap.index.get(cand.name)
         if idx is None:
             return Unremovable(cand.name, "UnexpectedError", "node is not in the simulation snapshot")
+        received = self._received.get(cand.name, [])
         snap.fork()
         self.ctx.pdbs.fork()
         snap.disable_node(idx)  # journaled: not a destination while this fork lives
         destinations: dict[str, str] = {}
-        for pod in _moving_order(drain.to_move):
+        placed: list[tuple[Pod, str]] = []
+        for pod in _moving_order((*drain.to_move, *received)):
             plan = sim.volumes.plan(pod, unpinned=True)
-            dest = checker.find_node(pod, plan, self.allowed)
+            # Upstream clears spec.nodeName before rescheduling: a pod bound by name
+            # only fits the node it is leaving.
+            moving = _unbound(pod)
+            dest = checker.find_node(moving, plan, self.allowed)
             if dest is None:
                 snap.revert()
                 self.ctx.pdbs.revert()
                 return Unremovable(cand.name, "NoPlaceToMovePods", f"no place to move pod {pod.ref}")
-            checker.place(pod, plan, dest)
-            destinations[pod.ref] = snap.nodes[dest].name
-        self.ctx.pdbs.remove(drain.to_move)
+            checker.place(moving, plan, dest)
+            placed.append((moving, snap.nodes[dest].name))
+        self.ctx.pdbs.remove(drain.to_move)  # received pods spent their budget when first moved
         self.ctx.pdbs.commit()
         snap.commit()
+        if persist:
+            self._received.pop(cand.name, None)
+        for moving, dest_name in placed:
+            if not persist:
+                destinations[moving.ref] = dest_name
+                continue
+            # A pod moved a second time updates the removal that evicts it for real.
+            self._moved_by.setdefault(moving.ref, destinations)[moving.ref] = dest_name
+            self._received.setdefault(dest_name, []).append(moving)
         return RemovalCandidate(cand.name, cand.group, cand.state.readiness is Readiness.READY, drain, destinations)
+
+
+def _unbound(pod: Pod) -> Pod:
+    return dataclasses.replace(pod, node_name="") if pod.node_name else pod
 
 
 def _moving_order(pods: tuple[Pod, ...]) -> list[Pod]:
