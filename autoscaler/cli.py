@@ -50,6 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--output", choices=("json", "text"), default="json")
     plan.add_argument("--now", default=None, help="the loop's clock, RFC 3339 (default: now)")
     add_flags(plan)
+    sim = sub.add_parser("simulate", help="run the real loop over a simulated cluster and cloud (scenario file)")
+    sim.add_argument("scenario", metavar="SCENARIO", help="scenario YAML (snapshot objects + one Scenario)")
+    sim.add_argument("--report", metavar="FILE.json", help="write the machine-readable report here")
+    sim.add_argument("--chart", metavar="FILE.png", help="draw nodes, pending pods and storage use over time")
+    sim.add_argument("--compare", action="store_true",
+                     help="run twice, storage-aware and --storage-aware=false, and compare")
+    sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    sim.add_argument("--seed", type=int, default=0, help="seed of the simulated world")
+    add_flags(sim)
     return parser
 
 
@@ -84,11 +93,18 @@ def _plan(args: argparse.Namespace, options: Options) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a bad flag already reported in one line
+        return int(exc.code or 0)
     try:
         options = options_from_args(args)
         if args.command == "plan":
             return _plan(args, options)
+        if args.command == "simulate":
+            from autoscaler.simulate.command import simulate
+
+            return simulate(args, options)
     except ConfigError as exc:
         sys.stderr.write(f"autoscaler {args.command}: {exc}\n")
         return EXIT_BAD_INPUT
