@@ -113,13 +113,19 @@ def _fmt(value: object) -> str:
 
 
 def events_text(run: RunResult, limit: int = 12) -> list[str]:
+    """Scale-ups and scale-downs in time order, at most ``limit`` lines."""
     world = run.world
     assert world is not None
-    lines = []
-    for e in run.events[:limit]:
-        lines.append(f"  {_hms(e.time - world.start)}  {e.kind:<16} {e.group} x{e.nodes}: {e.detail}")
-    for a in [a for a in run.actuation if a.kind in ("Deleted", "Failed")][:limit]:
-        lines.append(f"  {_hms(a.time - world.start)}  ScaleDown{a.kind:<8} {a.node}: {a.message}")
+    timed: list[tuple[float, str]] = []
+    for e in run.events:
+        timed.append((e.time, f"{e.kind:<17} {e.group} x{e.nodes}: {e.detail}"))
+    for a in run.actuation:
+        if a.kind in ("Deleted", "Failed"):
+            timed.append((a.time, f"ScaleDown{a.kind:<8} {a.node}: {a.message}"))
+    timed.sort(key=lambda t: t[0])
+    lines = [f"  {_hms(t - world.start)}  {text}" for t, text in timed[:limit]]
+    if len(timed) > limit:
+        lines.append(f"  ... {len(timed) - limit} more (see --report)")
     return lines
 
 
