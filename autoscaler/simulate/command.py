@@ -8,12 +8,11 @@ import json
 import sys
 from typing import Any
 
-from simworld.scenario import load_scenario
-
 from autoscaler.config import Options
 from autoscaler.simulate.report import events_text, report, summary, summary_table
 from autoscaler.simulate.runner import RunResult, run_scenario, stderr_progress
 from simulator.convert import InputError
+from simworld.scenario import load_scenario
 
 __all__ = ["simulate"]
 

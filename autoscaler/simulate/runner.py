@@ -14,11 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from simworld.scenario import Scenario
-from simworld.world import World
-
 from autoscaler.config import Options
 from autoscaler.loop import Autoscaler, ScaleEvent
+from simworld.scenario import Scenario
+from simworld.world import World
 
 __all__ = ["RunResult", "TimelinePoint", "run_scenario"]
 
