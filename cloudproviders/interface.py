@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from simulator.model import Node
 
-__all__ = ["CloudError", "CloudProvider", "InsufficientCapacity", "NodeGroup", "Priced", "Transient"]
+__all__ = ["CloudError", "CloudProvider", "InsufficientCapacity", "NodeGroup", "Priced", "Transient", "price_of"]
 
 
 class CloudError(Exception):
@@ -69,6 +69,11 @@ class Priced(Protocol):
     """A node group that knows its price (for the price expander and reports)."""
 
     def price_per_hour(self) -> float | None: ...
+
+
+def price_of(group: NodeGroup) -> float | None:
+    """The group's price per hour, if it knows one (the optional ``Priced`` capability)."""
+    return group.price_per_hour() if isinstance(group, Priced) else None
 
 
 class CloudProvider(Protocol):

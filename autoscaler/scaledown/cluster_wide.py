@@ -36,6 +36,7 @@ from autoscaler.clusterstate import Readiness
 from autoscaler.scaledown.eligibility import Candidate, GroupBudget
 from autoscaler.scaledown.types import RemovalCandidate, Unremovable
 from autoscaler.simulation import Simulation
+from cloudproviders.interface import price_of
 from simulator.snapshot import BoolArray, IntArray
 
 __all__ = ["UsabilityThresholds", "plan_cluster_wide", "usable_capacity"]
@@ -156,7 +157,7 @@ def plan_cluster_wide(sim: Simulation, ordered: list[Candidate], local_volumes: 
                     f"usable-capacity utilization after removal: cpu {ratio_cpu:.2f}, memory {ratio_mem:.2f} "
                     f"(thresholds {t_cpu:g}, {t_mem:g})"))
                 continue
-            price = getattr(sim.state.groups[cand.group], "price_per_hour", lambda: None)() or 0.0
+            price = price_of(sim.state.groups[cand.group]) or 0.0
             passing.append((result, price))
         finally:
             removal.ctx.pdbs.revert()

@@ -24,6 +24,7 @@ from autoscaler.expander import ExpanderContext, ExpansionOption, build_chain
 from autoscaler.scaleup.balancing import similar_groups, split_between
 from autoscaler.simulation import Simulation, is_expendable
 from autoscaler.templates import TemplateNode, instantiate
+from cloudproviders.interface import price_of
 from estimator.binpacking import BinpackingEstimator, PodGroup
 from simulator.model import Pod
 from simulator.volumes import VolumePlan
@@ -224,7 +225,7 @@ def _expand(sim: Simulation, left: list[Pod], plans: dict[str, VolumePlan], out:
         helped = {p.ref for p in estimate.scheduled}
         refuse("the estimator's node limit was reached before this pod was placed",
                [p for pg in helpable for p in pg.pods if p.ref not in helped])
-        price = getattr(group, "price_per_hour", lambda: None)()
+        price = price_of(group)
         options.append(ExpansionOption(name, estimate.node_count, estimate.scheduled, template.node, price,
                                        template.storage_known, estimate.local_bytes))
     out.options = options
