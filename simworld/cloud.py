@@ -13,6 +13,8 @@ the first group that selects it).
 * ``delete_nodes(names)`` removes the nodes at once (their pods are deleted; controllers
   recreate them) and lowers the target; a node still holding a pinned local volume
   with a claim is data loss (counted by the cluster).
+* ``fail_deletes(times, message)`` is a fault-injection hook for tests and scenarios:
+  the group's next ``times`` ``delete_nodes`` calls raise ``CloudError`` and change nothing.
 * Instance counts (registered and provisioning) go to ``Metrics`` for node-hours and cost.
 """
 
@@ -47,6 +49,8 @@ class SimNodeGroup:
         numbers = [int(m.group(1)) for n in self._members if (m := pattern.match(n))]
         self._next = max(numbers, default=0) + 1
         self._listed: NodeGroupSpec | None = None
+        #: Messages of the injected faults still to come, one per failing ``delete_nodes`` call.
+        self._delete_faults: list[str] = []
 
     # --- NodeGroup ---------------------------------------------------------------------
     @property
@@ -83,6 +87,8 @@ class SimNodeGroup:
         self._cloud.launch(self, delta)
 
     def delete_nodes(self, names: Sequence[str]) -> None:
+        if self._delete_faults:
+            raise CloudError(f"node group {self.name}: {self._delete_faults.pop(0)}")
         for name in names:
             if name not in self._members:
                 raise CloudError(f"node group {self.name}: node {name} is not a member")
@@ -96,6 +102,23 @@ class SimNodeGroup:
             self._target -= 1
         self._listed = None
         self._cloud.terminate(self, names)
+
+    # --- fault injection (tests and scenarios) ----------------------------------------------
+    def fail_deletes(self, times: int, message: str = "injected fault: the cloud refused to delete the nodes") -> None:
+        """Test/scenario hook: the next ``times`` calls of ``delete_nodes`` raise ``CloudError``.
+
+        A failing call changes nothing (members, target, cluster and metrics stay as they
+        were), as a cloud API that rejects the request would. Faults add up over calls;
+        ``times=0`` adds none. Raises ``ValueError`` for a negative ``times``.
+        """
+        if times < 0:
+            raise ValueError(f"fail_deletes: times must not be negative, got {times}")
+        self._delete_faults.extend([message] * times)
+
+    @property
+    def pending_delete_faults(self) -> int:
+        """How many injected ``delete_nodes`` failures are still to come."""
+        return len(self._delete_faults)
 
     # --- the world's side ------------------------------------------------------------------
     @property

@@ -12,7 +12,8 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from simulator.model import Node, Pod
+from simulator.model import Node, PersistentVolume, Pod
+from simworld.guard import GUARD_NAMESPACE
 from simworld.scenario import parse_scenario
 from simworld.world import World
 from tests.factories import node_group_json, node_json, template
@@ -120,3 +121,18 @@ def pods_of(world: World, app: str) -> list[Pod]:
 def guard_pods(world: World) -> dict[str, Pod]:
     """Guard pods by the node they guard."""
     return {p.labels["guard-node"]: p for p in world.cluster.pods() if world.guard.is_guard(p)}
+
+
+def volume_of(world: World, claim: str, namespace: str = "default") -> PersistentVolume:
+    """The PV bound to ``claim`` (the test fails if the claim is missing or unbound)."""
+    found = world.cluster.claim(namespace, claim)
+    assert found is not None, f"no claim {namespace}/{claim}"
+    assert found.volume_name, f"claim {namespace}/{claim} is not bound"
+    pv = world.cluster.volume(found.volume_name)
+    assert pv is not None, f"claim {namespace}/{claim} names a missing PV {found.volume_name}"
+    return pv
+
+
+def has_guard_budget(world: World, node_name: str) -> bool:
+    """Whether the storage operator's guard PodDisruptionBudget for ``node_name`` exists now."""
+    return world.cluster.pdb(GUARD_NAMESPACE, world.guard.name_for(node_name)) is not None
