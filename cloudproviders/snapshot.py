@@ -1,8 +1,8 @@
 """Node groups described by the snapshot's ``NodeGroup`` objects (``plan``'s provider).
 
 Membership is by node name and/or node labels (``plan-contract.md``); resizing only
-records the new target, since ``plan`` never acts. The simulated cloud reuses this
-bookkeeping and adds real node creation on top.
+records the new target, since ``plan`` never acts. The simulated cloud's groups
+(``simworld.cloud``) extend this bookkeeping with node creation and deletion.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ class SnapshotNodeGroup:
         for name in names:
             if name not in self._members:
                 raise CloudError(f"node group {self.name}: node {name} is not a member")
+        if len(set(names)) != len(names):
+            raise CloudError(f"node group {self.name}: node names repeated in {list(names)}")
         if self._target - len(names) < self.spec.min_size:
             raise CloudError(f"node group {self.name}: deleting {len(names)} nodes goes below min {self.spec.min_size}")
         for name in names:

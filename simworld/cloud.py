@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from cloudproviders.interface import CloudError, NodeGroup
+from cloudproviders.snapshot import SnapshotNodeGroup
 from simulator.model import Node, NodeGroupSpec
 from simulator.names import CA_DELETION_CANDIDATE_TAINT, CA_TO_BE_DELETED_TAINT, HOSTNAME_LABEL, StorageNames
 from simworld.clock import SimClock
@@ -35,16 +36,14 @@ from simworld.timeline import Timeline
 __all__ = ["SimCloud", "SimNodeGroup"]
 
 
-class SimNodeGroup:
+class SimNodeGroup(SnapshotNodeGroup):
     """One group; see the module docstring for the semantics of each call."""
 
     def __init__(self, cloud: SimCloud, spec: NodeGroupSpec, members: Sequence[str]) -> None:
+        super().__init__(spec, members)
         self._cloud = cloud
-        self.spec = spec
-        self._members: list[str] = list(members)
         #: Names launched but not registered yet.
         self._provisioning: list[str] = []
-        self._target = spec.target_size if spec.target_size is not None else len(self._members)
         pattern = re.compile(rf"^{re.escape(spec.name)}-(\d+)$")
         numbers = [int(m.group(1)) for n in self._members if (m := pattern.match(n))]
         self._next = max(numbers, default=0) + 1
@@ -52,54 +51,18 @@ class SimNodeGroup:
         #: Messages of the injected faults still to come, one per failing ``delete_nodes`` call.
         self._delete_faults: list[str] = []
 
-    # --- NodeGroup ---------------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    def min_size(self) -> int:
-        return self.spec.min_size
-
-    def max_size(self) -> int:
-        return self.spec.max_size
-
-    def target_size(self) -> int:
-        return self._target
-
-    def node_names(self) -> Sequence[str]:
-        return tuple(self._members)
-
-    def template_node(self) -> Node | None:
-        return self.spec.template
-
-    def price_per_hour(self) -> float | None:
-        return self.spec.price_per_hour
-
+    # --- NodeGroup (validation and target bookkeeping are SnapshotNodeGroup's) -----------
     def increase_size(self, delta: int) -> None:
-        if delta <= 0:
-            raise CloudError(f"node group {self.name}: size increase must be positive, got {delta}")
-        if self._target + delta > self.spec.max_size:
-            raise CloudError(f"node group {self.name}: size {self._target + delta} above max {self.spec.max_size}")
         if self.spec.template is None and not self._members:
             raise CloudError(f"node group {self.name}: no template and no node to copy")
-        self._target += delta
+        super().increase_size(delta)
         self._listed = None
         self._cloud.launch(self, delta)
 
     def delete_nodes(self, names: Sequence[str]) -> None:
         if self._delete_faults:
             raise CloudError(f"node group {self.name}: {self._delete_faults.pop(0)}")
-        for name in names:
-            if name not in self._members:
-                raise CloudError(f"node group {self.name}: node {name} is not a member")
-        if len(set(names)) != len(names):
-            raise CloudError(f"node group {self.name}: node names repeated in {list(names)}")
-        if self._target - len(names) < self.spec.min_size:
-            raise CloudError(
-                f"node group {self.name}: deleting {len(names)} nodes goes below min {self.spec.min_size}")
-        for name in names:
-            self._members.remove(name)
-            self._target -= 1
+        super().delete_nodes(names)
         self._listed = None
         self._cloud.terminate(self, names)
 
