@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from simulator.duration import parse_duration as _parse_duration
 from simulator.names import StorageNames
 
 __all__ = ["ConfigError", "Options", "add_flags", "options_from_args", "parse_duration"]
@@ -22,28 +23,9 @@ class ConfigError(ValueError):
     """A bad flag value; the message names the flag."""
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
 def parse_duration(text: str) -> float:
-    """Go-style durations in seconds: ``90s``, ``15m``, ``1h30m``, ``-1s``; a bare number is seconds."""
-    value = text.strip()
-    sign = -1.0 if value.startswith("-") else 1.0
-    value = value.lstrip("+-")
-    if re.fullmatch(r"\d+(\.\d+)?", value):
-        # A bare number is seconds (Go would want a unit; the storage flags' docs write -1).
-        return sign * float(value)
-    pos = 0
-    total = 0.0
-    for match in _DURATION.finditer(value):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    if pos != len(value) or not value:
-        raise ValueError(f"{text!r} is not a duration (e.g. 90s, 15m, 1h30m)")
-    return sign * total
+    """Flag durations: Go-style (``90s``, ``15m``, ``1h30m``), signed, a bare number is seconds."""
+    return _parse_duration(text, signed=True, bare_seconds=True)
 
 
 def _bool(text: str) -> bool:

@@ -29,7 +29,6 @@ file, ``Scenario/<name>`` and the field, as ``plan`` does for snapshots.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from simulator.convert import InputError
+from simulator.duration import parse_duration
 
 __all__ = [
     "DEFAULT_START",
@@ -60,34 +60,10 @@ DEFAULT_START = "2026-06-01T00:00:00Z"
 #: Workload kinds a ``scale`` event can resize.
 SCALABLE_KINDS = ("Deployment", "ReplicaSet", "StatefulSet")
 
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-
-
-def parse_duration(text: str) -> float:
-    """A Go ``time.ParseDuration`` string (``90s``, ``15m``, ``1h30m``, ``1.5h``) in seconds.
-
-    Only non-negative durations; ``"0"`` is zero, as in Go. A bare number without a
-    unit is refused, as Go refuses it, because ``90`` could mean seconds or minutes.
-    """
-    if text == "0":
-        return 0.0
-    pos = 0
-    total = 0.0
-    while pos < len(text):
-        match = _PART.match(text, pos)
-        if match is None:
-            raise ValueError(f"{text!r} is not a duration (expected e.g. 90s, 15m, 2h, 1h30m)")
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    if not text:
-        raise ValueError("empty duration (expected e.g. 90s, 15m, 2h, 1h30m)")
-    return total
-
-
 def _duration(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, str):
         raise ValueError(f"{value!r} is not a duration string (expected e.g. 90s, 15m, 2h, 1h30m)")
+    # Scenario durations are plain Go durations: no sign, no bare numbers.
     return parse_duration(value.strip())
 
 
