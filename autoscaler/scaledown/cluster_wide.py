@@ -88,6 +88,16 @@ def usable_capacity(alloc_cpu: IntArray, alloc_mem: IntArray, free_cpu: IntArray
     return float((used_cpu + ucpu).sum()), float((used_mem + umem).sum())
 
 
+def _over_thresholds(cpu: float, cpu_capacity: float, memory: float, memory_capacity: float,  # noqa: PLR0917
+                     t_cpu: float, t_mem: float) -> str | None:
+    """None when both ratios stay below their thresholds, else the ratios as a detail string."""
+    ratio_cpu = cpu / cpu_capacity if cpu_capacity > 0 else float("inf")
+    ratio_mem = memory / memory_capacity if memory_capacity > 0 else float("inf")
+    if ratio_cpu < t_cpu and ratio_mem < t_mem:
+        return None
+    return f"cpu {ratio_cpu:.2f}, memory {ratio_mem:.2f} (thresholds {t_cpu:g}, {t_mem:g})"
+
+
 def plan_cluster_wide(sim: Simulation, ordered: list[Candidate], local_volumes: dict[str, list[str]],
                       clock: Callable[[], float]) -> tuple[list[RemovalCandidate], list[Unremovable]]:
     from autoscaler.scaledown.planner import RemovalPass
@@ -125,15 +135,11 @@ def plan_cluster_wide(sim: Simulation, ordered: list[Candidate], local_volumes: 
         # The node's DaemonSet pods go with it; everything else is packed onto the rest.
         left_cpu = req_cpu - sum(r.cpu for r in ds)
         left_mem = req_mem - sum(r.memory for r in ds)
-        rest_cpu = cap_cpu - node.allocatable.cpu
-        rest_mem = cap_mem - node.allocatable.memory
-        after_cpu = left_cpu / rest_cpu if rest_cpu > 0 else float("inf")
-        after_mem = left_mem / rest_mem if rest_mem > 0 else float("inf")
-        if after_cpu >= t_cpu or after_mem >= t_mem:
-            unremovable.append(Unremovable(
-                cand.name, "NotUnderutilized",
-                f"cluster utilization without this node: cpu {after_cpu:.2f}, memory {after_mem:.2f} "
-                f"(thresholds {t_cpu:g}, {t_mem:g})"))
+        over = _over_thresholds(left_cpu, cap_cpu - node.allocatable.cpu, left_mem,
+                                cap_mem - node.allocatable.memory, t_cpu, t_mem)
+        if over is not None:
+            unremovable.append(Unremovable(cand.name, "NotUnderutilized",
+                                           f"cluster utilization without this node: {over}"))
             continue
         if clock() > deadline:
             unremovable.append(Unremovable(cand.name, "UnexpectedError",
@@ -149,13 +155,10 @@ def plan_cluster_wide(sim: Simulation, ordered: list[Candidate], local_volumes: 
             mask = live & snap.enabled[:n]
             usable_cpu, usable_mem = usable_capacity(alloc_cpu, alloc_mem, snap.free_cpu[:n], snap.free_memory[:n],
                                                      mask=mask, ut=ut)
-            ratio_cpu = left_cpu / usable_cpu if usable_cpu > 0 else float("inf")
-            ratio_mem = left_mem / usable_mem if usable_mem > 0 else float("inf")
-            if ratio_cpu >= t_cpu or ratio_mem >= t_mem:
-                unremovable.append(Unremovable(
-                    cand.name, "NotUnderutilized",
-                    f"usable-capacity utilization after removal: cpu {ratio_cpu:.2f}, memory {ratio_mem:.2f} "
-                    f"(thresholds {t_cpu:g}, {t_mem:g})"))
+            over = _over_thresholds(left_cpu, usable_cpu, left_mem, usable_mem, t_cpu, t_mem)
+            if over is not None:
+                unremovable.append(Unremovable(cand.name, "NotUnderutilized",
+                                               f"usable-capacity utilization after removal: {over}"))
                 continue
             price = price_of(sim.state.groups[cand.group]) or 0.0
             passing.append((result, price))
