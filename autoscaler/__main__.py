@@ -1,5 +1,5 @@
-"""``python -m autoscaler``: see ``autoscaler.cli``."""
+"""``python -m autoscaler``: see ``app.cli``."""
 
-from autoscaler.cli import main
+from app.cli import main
 
 raise SystemExit(main())

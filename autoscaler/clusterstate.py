@@ -17,8 +17,8 @@ from enum import Enum
 
 from autoscaler.config import Options
 from cloudproviders.interface import NodeGroup
-from simulator.model import Node, Taint
-from simulator.names import CA_TO_BE_DELETED_TAINT
+from kube.model import Node, Taint
+from kube.names import CA_TO_BE_DELETED_TAINT
 
 __all__ = ["ClusterState", "NodeState", "Readiness", "build_cluster_state"]
 

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.duration import parse_duration as _parse_duration
-from simulator.names import StorageNames
+from kube.duration import parse_duration as _parse_duration
+from kube.names import StorageNames
 
 __all__ = ["ConfigError", "Options", "add_flags", "options_from_args", "parse_duration"]
 

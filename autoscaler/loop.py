@@ -21,8 +21,8 @@ from autoscaler.runonce import LoopDecision, run_once
 from autoscaler.scaledown.types import ScaleDownMemory
 from autoscaler.templates import TemplateNode
 from cloudproviders.interface import CloudError, CloudProvider
-from simulator.clusterapi import ClusterAPI, ClusterAPIError
-from simulator.names import CA_TO_BE_DELETED_TAINT
+from kube.clusterapi import ClusterAPI, ClusterAPIError
+from kube.names import CA_TO_BE_DELETED_TAINT
 
 __all__ = ["Autoscaler", "LoopRecord", "ScaleEvent"]
 

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 
 from autoscaler.clusterstate import Readiness
 from autoscaler.config import Options
+from autoscaler.context import LoopContext, build_context
 from autoscaler.scaledown.planner import plan_scale_down
 from autoscaler.scaledown.types import ScaleDownMemory, ScaleDownPlan
 from autoscaler.scaleup.orchestrator import ScaleUpPlan, plan_scale_up
-from autoscaler.simulation import Simulation, build_simulation
 from autoscaler.templates import TemplateNode
 from cloudproviders.interface import CloudProvider
-from simulator.model import ClusterObjects
+from kube.model import ClusterObjects
 from simulator.utilization import Utilization, node_utilization
 
 __all__ = ["LoopDecision", "NodeReport", "run_once"]
@@ -43,7 +43,7 @@ class LoopDecision:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def _reports(sim: Simulation) -> list[NodeReport]:
+def _reports(sim: LoopContext) -> list[NodeReport]:
     sd = sim.options.scale_down
     out = []
     for s in sim.state.nodes:
@@ -62,7 +62,7 @@ def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options,
     import time
 
     t0 = time.perf_counter()
-    sim = build_simulation(objects, provider, options, now, template_cache)
+    sim = build_context(objects, provider, options, now, template_cache)
     t1 = time.perf_counter()
     scale_up = plan_scale_up(sim)
     t2 = time.perf_counter()

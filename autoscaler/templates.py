@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from autoscaler.clusterstate import ClusterState, Readiness
 from autoscaler.config import Options
-from simulator.model import UNBOUNDED_BYTES, Controller, Node, Pod
-from simulator.names import CA_DELETION_CANDIDATE_TAINT, CA_TO_BE_DELETED_TAINT, HOSTNAME_LABEL
+from kube.model import UNBOUNDED_BYTES, Controller, Node, Pod
+from kube.names import CA_DELETION_CANDIDATE_TAINT, CA_TO_BE_DELETED_TAINT, HOSTNAME_LABEL
 from simulator.predicates import untolerated_taint
 
 __all__ = ["TemplateNode", "build_templates", "instantiate"]

@@ -80,12 +80,12 @@ def _measure(path: str, flags: Sequence[str], gc_timer: GcTimer) -> dict[str, An
         gc_counts[name] = gc_after[1] - gc_before[1]
 
     start, gc_before = time.perf_counter(), gc_timer.snapshot()
-    from autoscaler.cli import build_parser
+    from app.cli import build_parser
+    from app.plan_output import to_json
     from autoscaler.config import options_from_args
-    from autoscaler.output import to_json
     from autoscaler.runonce import run_once
     from cloudproviders.snapshot import SnapshotProvider
-    from simulator.load import load_snapshot
+    from kube.load import load_snapshot
 
     args = build_parser().parse_args(["plan", path, "--output=json", f"--now={NOW}", *flags])
     options = options_from_args(args)

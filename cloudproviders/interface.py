@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from simulator.model import Node
+from kube.model import Node
 
 __all__ = ["CloudError", "CloudProvider", "InsufficientCapacity", "NodeGroup", "Priced", "Transient", "price_of"]
 

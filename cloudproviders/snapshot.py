@@ -2,7 +2,7 @@
 
 Membership is by node name and/or node labels (``plan-contract.md``); resizing only
 records the new target, since ``plan`` never acts. The simulated cloud's groups
-(``simworld.cloud``) extend this bookkeeping with node creation and deletion.
+(``emulator.cloud``) extend this bookkeeping with node creation and deletion.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cloudproviders.interface import CloudError, NodeGroup
-from simulator.model import Node, NodeGroupSpec
+from kube.model import Node, NodeGroupSpec
 
 __all__ = ["SnapshotNodeGroup", "SnapshotProvider"]
 

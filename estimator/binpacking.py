@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from simulator.model import UNBOUNDED_BYTES, Node, Pod
+from kube.model import UNBOUNDED_BYTES, Node, Pod
 from simulator.predicates import PredicateChecker
 from simulator.volumes import VolumePlan
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simulator.model import (
+from kube.model import (
     NodeSelector,
     Pod,
     PodAffinityTerm,
@@ -32,7 +32,7 @@ from simulator.model import (
     Taint,
     Toleration,
 )
-from simulator.names import HOSTNAME_LABEL
+from kube.names import HOSTNAME_LABEL
 from simulator.snapshot import BoolArray, ClusterSnapshot
 from simulator.volumes import (
     REASON_BIND_CONFLICT,

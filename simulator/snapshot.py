@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from simulator.model import UNBOUNDED_BYTES, Node, Pod
+from kube.model import UNBOUNDED_BYTES, Node, Pod
 
 __all__ = ["BoolArray", "ClusterSnapshot", "IntArray", "NodeRole"]
 

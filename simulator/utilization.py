@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from simulator.model import Node, Pod
+from kube.model import Node, Pod
 
 __all__ = ["Utilization", "is_long_terminating", "node_utilization"]
 

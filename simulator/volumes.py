@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from simulator.model import (
+from kube.model import (
     BindingMode,
     ClusterObjects,
     CSIStorageCapacity,
@@ -24,7 +24,7 @@ from simulator.model import (
     Pod,
     StorageClass,
 )
-from simulator.names import HOSTNAME_LABEL, StorageNames
+from kube.names import HOSTNAME_LABEL, StorageNames
 
 __all__ = ["NO_PROVISIONER", "VolumeIndex", "VolumePlan"]
 

@@ -1,7 +1,7 @@
 """Domain factories for tests: ``node("w1", cpu="4", storage_free="100Gi")``, ``pod("web", claims=[...])``.
 
 Every factory builds the small Kubernetes JSON a ``kubectl get -o yaml`` would show
-and sends it through the real converters (``simulator.convert``), so tests exercise
+and sends it through the real converters (``kube.convert``), so tests exercise
 the edge too: quantities are strings, the capacity annotation and max-capacity label
 are integer strings, times are RFC 3339. The ``*_json`` twins return the raw objects,
 for tests that write snapshot files for the CLI.
@@ -20,11 +20,11 @@ from typing import Any
 
 import yaml
 
-from autoscaler.cli import build_parser
+from app.cli import build_parser
 from autoscaler.config import Options, options_from_args
 from autoscaler.runonce import LoopDecision, run_once
 from cloudproviders.snapshot import SnapshotProvider
-from simulator.convert import (
+from kube.convert import (
     Converter,
     convert_csi_capacity,
     convert_node,
@@ -34,7 +34,7 @@ from simulator.convert import (
     convert_pvc,
     convert_storage_class,
 )
-from simulator.model import (
+from kube.model import (
     ClusterObjects,
     Controller,
     CSIDriver,
@@ -46,9 +46,9 @@ from simulator.model import (
     Pod,
     StorageClass,
 )
-from simulator.names import HOSTNAME_LABEL, StorageNames
+from kube.names import HOSTNAME_LABEL, StorageNames
+from kube.quantity import parse_quantity
 from simulator.predicates import PredicateChecker
-from simulator.quantity import parse_quantity
 from simulator.snapshot import ClusterSnapshot
 from simulator.volumes import VolumeIndex, VolumePlan
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from autoscaler.config import Options
 from autoscaler.scaledown.types import RemovalCandidate
 from cloudproviders.interface import CloudError, CloudProvider, NodeGroup
-from simulator.clusterapi import ClusterAPI, ClusterAPIError, Eviction
-from simulator.model import Pod, Taint
-from simulator.names import CA_TO_BE_DELETED_TAINT
+from kube.clusterapi import ClusterAPI, ClusterAPIError, Eviction
+from kube.model import Pod, Taint
+from kube.names import CA_TO_BE_DELETED_TAINT
 
 __all__ = ["ActuationEvent", "Actuator", "DeletionTask"]
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from simulator.model import Node, Pod
+from kube.model import Node, Pod
 
 __all__ = ["ExpanderContext", "ExpansionOption", "Filter"]
 

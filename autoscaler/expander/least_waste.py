@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from autoscaler.expander.base import ExpanderContext, ExpansionOption
-from simulator.model import UNBOUNDED_BYTES, Node
+from kube.model import UNBOUNDED_BYTES, Node
 
 __all__ = ["LeastWasteFilter", "local_capacity", "waste_score"]
 

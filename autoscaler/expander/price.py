@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from autoscaler.expander.base import ExpanderContext, ExpansionOption
-from simulator.model import Resources
+from kube.model import Resources
 
 __all__ = ["PriceFilter", "preferred_node_cpu"]
 

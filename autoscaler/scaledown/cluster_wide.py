@@ -33,9 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from autoscaler.clusterstate import Readiness
+from autoscaler.context import LoopContext
 from autoscaler.scaledown.eligibility import Candidate, GroupBudget
 from autoscaler.scaledown.types import RemovalCandidate, Unremovable
-from autoscaler.simulation import Simulation
 from cloudproviders.interface import price_of
 from simulator.snapshot import BoolArray, IntArray
 
@@ -50,7 +50,7 @@ class UsabilityThresholds:
     max_bytes_per_cpu: float
 
 
-def derive_thresholds(sim: Simulation) -> UsabilityThresholds:
+def derive_thresholds(sim: LoopContext) -> UsabilityThresholds:
     cpus = []
     mems = []
     cpu_per_byte = 0.0
@@ -98,7 +98,7 @@ def _over_thresholds(cpu: float, cpu_capacity: float, memory: float, memory_capa
     return f"cpu {ratio_cpu:.2f}, memory {ratio_mem:.2f} (thresholds {t_cpu:g}, {t_mem:g})"
 
 
-def plan_cluster_wide(sim: Simulation, ordered: list[Candidate], local_volumes: dict[str, list[str]],
+def plan_cluster_wide(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[str, list[str]],
                       clock: Callable[[], float]) -> tuple[list[RemovalCandidate], list[Unremovable]]:
     from autoscaler.scaledown.planner import RemovalPass
 

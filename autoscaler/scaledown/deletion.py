@@ -10,13 +10,13 @@ steady state: no cooldown, every unneeded node counts as unneeded long enough.
 
 from __future__ import annotations
 
+from autoscaler.context import LoopContext
 from autoscaler.scaledown.types import RemovalCandidate, ScaleDownMemory
-from autoscaler.simulation import Simulation
 
 __all__ = ["choose_deletions"]
 
 
-def _cooldown(sim: Simulation, memory: ScaleDownMemory) -> str:
+def _cooldown(sim: LoopContext, memory: ScaleDownMemory) -> str:
     sd, now = sim.options.scale_down, sim.now
     if memory.last_scale_up is not None and now - memory.last_scale_up < sd.delay_after_add:
         return "ScaleDownInCooldown: a scale-up happened less than --scale-down-delay-after-add ago"
@@ -27,7 +27,7 @@ def _cooldown(sim: Simulation, memory: ScaleDownMemory) -> str:
     return ""
 
 
-def choose_deletions(sim: Simulation, removable: list[RemovalCandidate], memory: ScaleDownMemory,
+def choose_deletions(sim: LoopContext, removable: list[RemovalCandidate], memory: ScaleDownMemory,
                      steady_state: bool, limit: int | None = None) -> tuple[list[RemovalCandidate], str]:
     """The nodes to delete now, and why others wait (empty when nothing waits)."""
     sd, now = sim.options.scale_down, sim.now

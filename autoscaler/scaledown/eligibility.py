@@ -17,11 +17,11 @@ import math
 from dataclasses import dataclass
 
 from autoscaler.clusterstate import NodeState, Readiness
+from autoscaler.context import LoopContext
 from autoscaler.scaledown.types import ScaleDownMemory, Unremovable
-from autoscaler.simulation import Simulation
-from simulator.convert import parse_label_selector_string
+from kube.convert import parse_label_selector_string
+from kube.model import LabelSelector
 from simulator.drainability import is_guard_pod
-from simulator.model import LabelSelector
 from simulator.utilization import Utilization, is_long_terminating, node_utilization
 
 __all__ = ["Candidate", "GroupBudget", "check_eligibility"]
@@ -40,7 +40,7 @@ class Candidate:
         return self.state.name
 
 
-def _looks_empty(sim: Simulation, state: NodeState, guard: LabelSelector | None) -> bool:
+def _looks_empty(sim: LoopContext, state: NodeState, guard: LabelSelector | None) -> bool:
     for pod in sim.pods_by_node.get(state.name, ()):
         if pod.is_daemonset or pod.is_mirror or is_long_terminating(pod, sim.now) or is_guard_pod(guard, pod):
             continue
@@ -48,7 +48,7 @@ def _looks_empty(sim: Simulation, state: NodeState, guard: LabelSelector | None)
     return True
 
 
-def check_eligibility(sim: Simulation, memory: ScaleDownMemory) -> tuple[list[Candidate], list[Unremovable]]:
+def check_eligibility(sim: LoopContext, memory: ScaleDownMemory) -> tuple[list[Candidate], list[Unremovable]]:
     sd = sim.options.scale_down
     selector = sim.options.storage.guard_pod_selector
     guard = parse_label_selector_string(selector) if sim.options.storage_aware and selector else None
@@ -97,7 +97,7 @@ def check_eligibility(sim: Simulation, memory: ScaleDownMemory) -> tuple[list[Ca
 class GroupBudget:
     """Min sizes and cluster minimum resources, spent as nodes are accepted for removal."""
 
-    def __init__(self, sim: Simulation) -> None:
+    def __init__(self, sim: LoopContext) -> None:
         self.sim = sim
         self.sizes = {name: g.target_size() for name, g in sim.state.groups.items()}
         self.mins = {name: g.min_size() for name, g in sim.state.groups.items()}

@@ -1,6 +1,6 @@
 """Scale-down planning: which nodes are unneeded, which are unremovable and why, which go now.
 
-Pure: reads the loop's ``Simulation`` and the memory kept between loops, returns a
+Pure: reads the loop's ``LoopContext`` and the memory kept between loops, returns a
 ``ScaleDownPlan``. Order follows upstream CA:
 
 1. Eligibility (``eligibility.py``): being deleted, the scale-down-disabled annotation,
@@ -28,17 +28,17 @@ from collections.abc import Callable
 import numpy as np
 
 from autoscaler.clusterstate import Readiness
+from autoscaler.context import LoopContext
 from autoscaler.scaledown.eligibility import Candidate, GroupBudget, check_eligibility
 from autoscaler.scaledown.types import RemovalCandidate, ScaleDownMemory, ScaleDownPlan, Unremovable
-from autoscaler.simulation import Simulation
-from simulator.convert import parse_label_selector_string
+from kube.convert import parse_label_selector_string
+from kube.model import Pod
 from simulator.drainability import DrainContext, NodeDrain, PdbTracker, drain_node
-from simulator.model import Pod
 
 __all__ = ["RemovalCandidate", "ScaleDownMemory", "ScaleDownPlan", "Unremovable", "plan_scale_down"]
 
 
-def _drain_context(sim: Simulation) -> DrainContext:
+def _drain_context(sim: LoopContext) -> DrainContext:
     opts = sim.options
     guard = parse_label_selector_string(opts.storage.guard_pod_selector) if opts.storage.guard_pod_selector else None
     effective_guard = guard if opts.storage_aware else None
@@ -56,7 +56,7 @@ def _drain_context(sim: Simulation) -> DrainContext:
     )
 
 
-def pinned_local_volumes(sim: Simulation) -> dict[str, list[str]]:
+def pinned_local_volumes(sim: LoopContext) -> dict[str, list[str]]:
     """node -> bound PVs pinned to it whose data cannot be migrated (storage-semantics 3.6)."""
     out: dict[str, list[str]] = {}
     if not sim.options.storage_aware:
@@ -84,7 +84,7 @@ def _describe_block(drain: NodeDrain) -> str:
 class RemovalPass:
     """One removal-simulation pass over the candidates, committing as it goes."""
 
-    def __init__(self, sim: Simulation, clock: Callable[[], float]) -> None:
+    def __init__(self, sim: LoopContext, clock: Callable[[], float]) -> None:
         self.sim = sim
         self.clock = clock
         snap = sim.snapshot
@@ -158,7 +158,7 @@ def _moving_order(pods: tuple[Pod, ...]) -> list[Pod]:
     return sorted(pods, key=lambda p: (-p.requests.cpu, -p.requests.memory, p.ref))
 
 
-def plan_scale_down(sim: Simulation, memory: ScaleDownMemory, steady_state: bool,
+def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: bool,
                     clock: Callable[[], float] = time.monotonic) -> ScaleDownPlan:
     from autoscaler.scaledown.cluster_wide import plan_cluster_wide
     from autoscaler.scaledown.deletion import choose_deletions
@@ -190,7 +190,7 @@ def plan_scale_down(sim: Simulation, memory: ScaleDownMemory, steady_state: bool
     return out
 
 
-def _per_node_pass(sim: Simulation, ordered: list[Candidate], local_volumes: dict[str, list[str]],
+def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[str, list[str]],
                    clock: Callable[[], float]) -> tuple[list[RemovalCandidate], list[Unremovable]]:
     removal = RemovalPass(sim, clock)
     budget = GroupBudget(sim)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from autoscaler.simulation import Simulation
-from simulator.model import Node, Resources
+from autoscaler.context import LoopContext
+from kube.model import Node, Resources
 
 __all__ = ["nodes_similar", "similar_groups", "split_between"]
 
@@ -73,7 +73,7 @@ def _free(node: Node, pods: Iterable[Resources]) -> Resources:
     return Resources(cpu, memory, eph, node.allocatable.pods - count)
 
 
-def similar_groups(sim: Simulation, group: str, ignored_labels: Iterable[str]) -> list[str]:
+def similar_groups(sim: LoopContext, group: str, ignored_labels: Iterable[str]) -> list[str]:
     """Groups below their max whose template is similar to ``group``'s."""
     base = sim.templates.get(group)
     if base is None:

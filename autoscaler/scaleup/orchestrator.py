@@ -20,13 +20,13 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from autoscaler.context import LoopContext, is_expendable
 from autoscaler.expander import ExpanderContext, ExpansionOption, build_chain
 from autoscaler.scaleup.balancing import similar_groups, split_between
-from autoscaler.simulation import Simulation, is_expendable
 from autoscaler.templates import TemplateNode, instantiate
 from cloudproviders.interface import price_of
 from estimator.binpacking import BinpackingEstimator, PodGroup
-from simulator.model import Pod
+from kube.model import Pod
 from simulator.volumes import VolumePlan
 
 __all__ = ["Increase", "ScaleUpPlan", "pending_pods", "plan_scale_up"]
@@ -57,7 +57,7 @@ class ScaleUpPlan:
     notes: list[str] = field(default_factory=list)
 
 
-def pending_pods(sim: Simulation) -> tuple[list[Pod], list[Pod]]:
+def pending_pods(sim: LoopContext) -> tuple[list[Pod], list[Pod]]:
     """Pods the scheduler marked unschedulable, and pending pods it has not judged yet."""
     pending, unprocessed = [], []
     delay = sim.options.scale_up.new_pod_scale_up_delay
@@ -87,7 +87,7 @@ def _group(pods: Sequence[Pod], plans: dict[str, VolumePlan]) -> list[PodGroup]:
     return [PodGroup(tuple(g), tuple(plans[p.ref] for p in g)) for g in groups.values()]
 
 
-def filter_out_schedulable(sim: Simulation, pods: list[Pod], plans: dict[str, VolumePlan]
+def filter_out_schedulable(sim: LoopContext, pods: list[Pod], plans: dict[str, VolumePlan]
                            ) -> tuple[list[Pod], list[Pod], list[Pod]]:
     """Place what fits on existing/upcoming nodes (committed); return (existing, upcoming, left)."""
     checker, snap = sim.checker, sim.snapshot
@@ -113,7 +113,7 @@ def filter_out_schedulable(sim: Simulation, pods: list[Pod], plans: dict[str, Vo
     return on_existing, on_upcoming, left
 
 
-def _node_cap(sim: Simulation) -> tuple[int | None, str | None]:
+def _node_cap(sim: LoopContext) -> tuple[int | None, str | None]:
     """How many nodes ``--max-nodes-total`` still allows (None: no cap)."""
     limit = sim.options.scale_up.max_nodes_total
     if not limit:
@@ -124,7 +124,7 @@ def _node_cap(sim: Simulation) -> tuple[int | None, str | None]:
     return max(0, limit - sim.snapshot.count), None
 
 
-def _resource_cap(sim: Simulation, template: TemplateNode) -> tuple[int, str | None]:
+def _resource_cap(sim: LoopContext, template: TemplateNode) -> tuple[int, str | None]:
     """How many nodes of this template the ``--cores-total``/``--memory-total`` maxima allow."""
     snap = sim.snapshot
     cores = sum(math.ceil(snap.nodes[i].capacity.cpu / 1000) for i in range(snap.count))
@@ -145,7 +145,7 @@ def _resource_cap(sim: Simulation, template: TemplateNode) -> tuple[int, str | N
     return cap, reason
 
 
-def _fits_template(sim: Simulation, template: TemplateNode, group: PodGroup) -> str | None:
+def _fits_template(sim: LoopContext, template: TemplateNode, group: PodGroup) -> str | None:
     """Does the exemplar fit a bare template copy? None, or the reason it does not."""
     snap, checker = sim.snapshot, sim.checker
     snap.fork()
@@ -158,7 +158,7 @@ def _fits_template(sim: Simulation, template: TemplateNode, group: PodGroup) -> 
         snap.revert()
 
 
-def plan_scale_up(sim: Simulation) -> ScaleUpPlan:
+def plan_scale_up(sim: LoopContext) -> ScaleUpPlan:
     pending, unprocessed = pending_pods(sim)
     out = ScaleUpPlan("NotNeeded", not_processed=unprocessed)
     if not pending:
@@ -174,7 +174,7 @@ def plan_scale_up(sim: Simulation) -> ScaleUpPlan:
         sim.snapshot.revert()
 
 
-def _expand(sim: Simulation, left: list[Pod], plans: dict[str, VolumePlan], out: ScaleUpPlan) -> ScaleUpPlan:
+def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out: ScaleUpPlan) -> ScaleUpPlan:
     opts = sim.options
     pod_groups = _group(left, plans)
     reasons: dict[str, dict[str, str]] = {p.ref: {} for p in left}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from kube.model import Pod
 from simulator.drainability.base import (
     DRAIN,
     UNDEFINED,
@@ -23,7 +24,6 @@ from simulator.drainability.base import (
 )
 from simulator.drainability.pdb import PdbTracker, is_guard_pod
 from simulator.drainability.rules import DEFAULT_RULES
-from simulator.model import Pod
 
 __all__ = [
     "DEFAULT_RULES",

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
+from kube.model import Controller, LabelSelector, Pod
 from simulator.drainability.pdb import PdbTracker, is_guard_pod
-from simulator.model import Controller, LabelSelector, Pod
 
 __all__ = [
     "DRAIN",

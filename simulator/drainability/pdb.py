@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from simulator.model import LabelSelector, Pod, PodDisruptionBudget
+from kube.model import LabelSelector, Pod, PodDisruptionBudget
 
 __all__ = ["PdbTracker", "is_guard_pod"]
 

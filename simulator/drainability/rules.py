@@ -18,6 +18,7 @@ releases) is not modelled: the snapshot model does not carry that annotation.
 
 from __future__ import annotations
 
+from kube.model import Pod
 from simulator.drainability.base import (
     DRAIN,
     UNDEFINED,
@@ -27,7 +28,6 @@ from simulator.drainability.base import (
     OutcomeKind,
     Rule,
 )
-from simulator.model import Pod
 
 __all__ = [
     "DEFAULT_RULES",

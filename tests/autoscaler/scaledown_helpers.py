@@ -14,9 +14,9 @@ from typing import Any
 from autoscaler.runonce import LoopDecision, run_once
 from autoscaler.scaledown.types import ScaleDownMemory, ScaleDownPlan
 from cloudproviders.snapshot import SnapshotProvider
-from simulator.convert import convert_pdb, convert_pod
-from simulator.model import ClusterObjects, Controller, NodeGroupSpec, Pod, PodDisruptionBudget
-from simulator.names import MIRROR_ANNOTATION
+from kube.convert import convert_pdb, convert_pod
+from kube.model import ClusterObjects, Controller, NodeGroupSpec, Pod, PodDisruptionBudget
+from kube.names import MIRROR_ANNOTATION
 from tests.factories import NOW, ClusterObject, cluster, node_group, options, plan, pod_json, rfc3339
 
 __all__ = [

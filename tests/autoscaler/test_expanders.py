@@ -16,7 +16,7 @@ from autoscaler.expander.most_pods import MostPodsFilter
 from autoscaler.expander.price import PriceFilter, preferred_node_cpu
 from autoscaler.expander.priority import PriorityFilter
 from autoscaler.expander.random_choice import RandomFilter
-from simulator.model import UNBOUNDED_BYTES, Node, Pod, PodScheduling, Resources
+from kube.model import UNBOUNDED_BYTES, Node, Pod, PodScheduling, Resources
 
 GiB = 2**30
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.model import ClusterObjects, Node, NodeGroupSpec, Pod, PodDisruptionBudget
-from simulator.names import CA_TO_BE_DELETED_TAINT, SAFE_TO_EVICT, SCALE_DOWN_DISABLED
+from kube.model import ClusterObjects, Node, NodeGroupSpec, Pod, PodDisruptionBudget
+from kube.names import CA_TO_BE_DELETED_TAINT, SAFE_TO_EVICT, SCALE_DOWN_DISABLED
 from tests.autoscaler.scaledown_helpers import (
     details,
     group,

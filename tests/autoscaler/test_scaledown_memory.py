@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from autoscaler.scaledown.types import ScaleDownMemory
-from simulator.model import ClusterObjects, Node
+from kube.model import ClusterObjects, Node
 from tests.autoscaler.scaledown_helpers import group, loop, reasons, scaled_cluster
 from tests.factories import NOW, ClusterObject, node, pod
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from autoscaler.scaledown.types import ScaleDownPlan
-from simulator.model import ClusterObjects, Node, PodDisruptionBudget
+from kube.model import ClusterObjects, Node, PodDisruptionBudget
 from tests.autoscaler.scaledown_helpers import GUARD_LABELS, details, group, pdb, reasons, scale_down, scaled_cluster
 from tests.factories import LOCAL, ClusterObject, node, pod, pv, pvc, storage_class
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from simulator.model import ClusterObjects, NodeGroupSpec, Pod
+from kube.model import ClusterObjects, NodeGroupSpec, Pod
 from tests.factories import (
     NOW,
     ZONE,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pytest
 
 from autoscaler.scaledown.types import ScaleDownPlan
-from simulator.model import ClusterObjects, NodeGroupSpec
+from kube.model import ClusterObjects, NodeGroupSpec
 from tests.autoscaler.scaledown_helpers import details, group, reasons, scale_down, scaled_cluster
 from tests.factories import expr, node, node_affinity, plan, pod
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from estimator.binpacking import BinpackingEstimator, Estimate, PodGroup
-from simulator.model import UNBOUNDED_BYTES, Node, Pod
-from simulator.names import HOSTNAME_LABEL
+from kube.model import UNBOUNDED_BYTES, Node, Pod
+from kube.names import HOSTNAME_LABEL
 from simulator.predicates import PredicateChecker
 from simulator.volumes import VolumePlan
 from tests.factories import GiB, World, cluster, node, pod, pvc, storage_class, world

@@ -7,16 +7,8 @@ from typing import Any
 
 import pytest
 
-from simulator.convert import parse_label_selector_string
-from simulator.drainability import (
-    BlockingReason,
-    DrainContext,
-    OutcomeKind,
-    PdbTracker,
-    classify_pod,
-    drain_node,
-)
-from simulator.model import (
+from kube.convert import parse_label_selector_string
+from kube.model import (
     EMPTY_SCHEDULING,
     Controller,
     LabelSelector,
@@ -25,6 +17,14 @@ from simulator.model import (
     PodDisruptionBudget,
     Resources,
     VolumeSource,
+)
+from simulator.drainability import (
+    BlockingReason,
+    DrainContext,
+    OutcomeKind,
+    PdbTracker,
+    classify_pod,
+    drain_node,
 )
 
 NOW = 1_700_000_000.0

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 import pytest
 
-from simulator.model import ClusterObjects, Pod
+from kube.model import ClusterObjects, Pod
 from simulator.predicates import Unschedulable
 from tests.factories import (
     ZONE,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.model import Node, Pod
+from kube.model import Node, Pod
 from simulator.utilization import Utilization, is_long_terminating, node_utilization, storage_utilization
 from tests.autoscaler.scaledown_helpers import mirror_pod, pod_with
 from tests.factories import NOW, node, pod

@@ -1,0 +1,111 @@
+"""Command line: ``python -m autoscaler plan SNAPSHOT... [flags]`` (and, later, ``simulate``, ``run``).
+
+Bad input never ends in a traceback: a bad flag, file or object prints one line on
+stderr naming what is wrong, and the exit status is 2. ``plan`` imports neither
+cloud SDKs nor the Kubernetes client, so it starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import time
+from collections.abc import Sequence
+from typing import NoReturn
+
+from autoscaler.config import ConfigError, Options, add_flags, options_from_args
+
+__all__ = ["main"]
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors in one line (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _now(text: str | None) -> float:
+    if text is None:
+        return time.time()
+    try:
+        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"--now: {text!r} is not an RFC 3339 time (e.g. 2026-06-01T12:00:00Z)") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    return parsed.timestamp()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="autoscaler", description="A storage-aware Kubernetes Cluster Autoscaler.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    plan = sub.add_parser("plan", help="what the autoscaler would do with a cluster snapshot (offline)")
+    plan.add_argument("snapshots", nargs="+", metavar="SNAPSHOT", help="YAML/JSON files, - for stdin")
+    plan.add_argument("--output", choices=("json", "text"), default="json")
+    plan.add_argument("--now", default=None, help="the loop's clock, RFC 3339 (default: now)")
+    add_flags(plan)
+    sim = sub.add_parser("simulate", help="run the real loop over a simulated cluster and cloud (scenario file)")
+    sim.add_argument("scenario", metavar="SCENARIO", help="scenario YAML (snapshot objects + one Scenario)")
+    sim.add_argument("--report", metavar="FILE.json", help="write the machine-readable report here")
+    sim.add_argument("--chart", metavar="FILE.png", help="draw nodes, pending pods and storage use over time")
+    sim.add_argument("--compare", action="store_true",
+                     help="run twice, storage-aware and --storage-aware=false, and compare")
+    sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    sim.add_argument("--seed", type=int, default=0, help="seed of the simulated world")
+    add_flags(sim)
+    return parser
+
+
+def _plan(args: argparse.Namespace, options: Options) -> int:
+    from app.plan_output import to_json, to_text
+    from autoscaler.runonce import run_once
+    from cloudproviders.snapshot import SnapshotProvider
+    from kube.convert import InputError
+    from kube.load import load_snapshot
+
+    now = _now(args.now)
+    try:
+        objects = load_snapshot(args.snapshots, options.storage)
+        if options.priority_config_file is not None:
+            try:
+                with open(options.priority_config_file, encoding="utf-8") as handle:
+                    objects.priority_config = handle.read()
+            except OSError as exc:
+                raise ConfigError(f"--priority-config: cannot read {options.priority_config_file}: "
+                                  f"{exc.strerror}") from None
+    except InputError as exc:
+        sys.stderr.write(f"autoscaler plan: {exc}\n")
+        return EXIT_BAD_INPUT
+    provider = SnapshotProvider(objects.node_groups, objects.nodes)
+    decision = run_once(objects, provider, options, now, steady_state=True)
+    if args.output == "json":
+        sys.stdout.write(json.dumps(to_json(decision), indent=1) + "\n")
+    else:
+        sys.stdout.write(to_text(decision))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a bad flag already reported in one line
+        return int(exc.code or 0)
+    try:
+        options = options_from_args(args)
+        if args.command == "plan":
+            return _plan(args, options)
+        if args.command == "simulate":
+            from app.simulate.command import simulate
+
+            return simulate(args, options)
+    except ConfigError as exc:
+        sys.stderr.write(f"autoscaler {args.command}: {exc}\n")
+        return EXIT_BAD_INPUT
+    parser.error(f"unknown command {args.command}")

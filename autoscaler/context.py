@@ -1,0 +1,79 @@
+"""The simulated view of the cluster that one loop's planners share.
+
+Built once per loop from the snapshot objects and the cloud provider: node states,
+the forkable snapshot (live nodes, their scheduled pods, and template copies for
+upcoming nodes), the volume index, the predicate checker and one template per
+group. Nodes that have not started are left out and replaced by their group's
+template, as upstream does; unready nodes stay but get the ``not-ready`` taint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from dataclasses import dataclass, field
+
+from autoscaler.clusterstate import ClusterState, Readiness, build_cluster_state, snapshot_node
+from autoscaler.config import Options
+from autoscaler.templates import TemplateNode, build_templates, instantiate
+from cloudproviders.interface import CloudProvider
+from kube.model import ClusterObjects, Pod
+from simulator.predicates import PredicateChecker
+from simulator.snapshot import ClusterSnapshot
+from simulator.volumes import VolumeIndex
+
+__all__ = ["LoopContext", "build_context"]
+
+
+@dataclass(slots=True)
+class LoopContext:
+    objects: ClusterObjects
+    options: Options
+    now: float
+    state: ClusterState
+    snapshot: ClusterSnapshot
+    volumes: VolumeIndex
+    checker: PredicateChecker
+    templates: dict[str, TemplateNode | None]
+    #: Scheduled, non-terminal pods per node name (including nodes left out of the snapshot).
+    pods_by_node: dict[str, list[Pod]]
+    #: Pods bound to nodes that are not in the snapshot.
+    orphans: list[Pod] = field(default_factory=list)
+    #: Indices of the upcoming template copies, per group.
+    upcoming_idx: dict[str, list[int]] = field(default_factory=dict)
+
+
+def is_expendable(pod: Pod, options: Options) -> bool:
+    return pod.priority < options.scale_up.expendable_priority_cutoff
+
+
+def build_context(objects: ClusterObjects, provider: CloudProvider, options: Options, now: float,
+                     template_cache: MutableMapping[str, TemplateNode] | None = None) -> LoopContext:
+    groups = list(provider.node_groups())
+    group_of: dict[str, str] = {}
+    for node in objects.nodes:
+        group = provider.node_group_for(node)
+        if group is not None:
+            group_of[node.name] = group.name
+    state = build_cluster_state(objects.nodes, groups, group_of, options, now)
+    pods_by_node: dict[str, list[Pod]] = {}
+    scheduled = []
+    for pod in objects.pods:
+        if pod.node_name and not pod.is_terminal and not is_expendable(pod, options):
+            scheduled.append(pod)
+            pods_by_node.setdefault(pod.node_name, []).append(pod)
+    in_snapshot = [s for s in state.nodes if s.readiness is not Readiness.NOT_STARTED]
+    snapshot = ClusterSnapshot(snapshot_node(s) for s in in_snapshot)
+    orphans = snapshot.load_pods(scheduled)
+    orphans = [p for p in orphans if p.node_name not in {s.name for s in state.nodes}]
+    volumes = VolumeIndex(objects, options.storage, storage_aware=options.storage_aware)
+    checker = PredicateChecker(snapshot, volumes, objects.namespaces)
+    templates = build_templates(state, pods_by_node, objects.controllers.values(), options, template_cache)
+    sim = LoopContext(objects, options, now, state, snapshot, volumes, checker, templates, pods_by_node, orphans)
+    for group_name, count in sorted(state.upcoming.items()):
+        template = templates.get(group_name)
+        if template is None:
+            continue
+        for i in range(count):
+            node, pods = instantiate(template, f"upcoming-{i}")
+            sim.upcoming_idx.setdefault(group_name, []).append(snapshot.add_node(node, pods, role="upcoming"))
+    return sim

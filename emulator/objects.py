@@ -1,0 +1,72 @@
+"""Scenario dicts -> model objects, once, at the edge of the world.
+
+Most kinds go through ``kube.convert.Converter``, exactly as ``plan`` reads a
+snapshot. Two kinds need more than the snapshot model keeps: PodDisruptionBudgets
+(their spec, so ``disruptionsAllowed`` can be computed live: ``emulator.budgets``) and
+the workload controllers the world runs (their pod templates: ``emulator.controllers``).
+Errors are ``InputError``s naming the source, the object and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from emulator.budgets import PdbSpec, parse_pdb
+from emulator.controllers import WORKLOAD_KINDS, WorkloadParseError, WorkloadSpec, parse_workloads
+from kube.convert import Converter, FieldError, InputError, object_ref
+from kube.model import ClusterObjects
+from kube.names import StorageNames
+
+__all__ = ["Prepared", "prepare"]
+
+Json = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Prepared:
+    """One batch of converted objects (the initial cluster, or one event's ``create``)."""
+
+    objects: ClusterObjects
+    pdbs: list[PdbSpec] = field(default_factory=list)
+    workloads: list[WorkloadSpec] = field(default_factory=list)
+
+    def workload_refs(self) -> set[tuple[str, str, str]]:
+        """(kind, namespace, name) a scale or delete event may name: controllers and their Deployments."""
+        refs = set()
+        for w in self.workloads:
+            refs.add(w.key)
+            if w.deployment is not None:
+                refs.add(("Deployment", w.namespace, w.deployment.name))
+        return refs
+
+
+def prepare(raw: Iterable[Json], source: str, names: StorageNames) -> Prepared:
+    converter = Converter(names)
+    pdbs: list[PdbSpec] = []
+    controllers: list[Json] = []
+    for obj in raw:
+        kind = obj.get("kind")
+        if kind == "PodDisruptionBudget":
+            try:
+                pdbs.append(parse_pdb(obj))
+            except FieldError as exc:
+                raise InputError(source, object_ref(obj), exc.field, exc.message) from None
+        elif kind in WORKLOAD_KINDS:
+            controllers.append(obj)
+        else:
+            converter.add(obj, source)
+    try:
+        pairs = parse_workloads(controllers)
+    except WorkloadParseError as exc:
+        raise InputError(source, object_ref(exc.obj), exc.error.field, exc.error.message) from None
+    except (TypeError, AttributeError, ValueError, KeyError) as exc:
+        raise InputError(source, "", "", f"malformed controller ({exc})") from None
+    objects = converter.objects
+    seen: set[str] = set()
+    for node in objects.nodes:
+        if node.name in seen:
+            raise InputError(source, f"Node/{node.name}", "metadata.name", "appears twice")
+        seen.add(node.name)
+    return Prepared(objects, pdbs, [spec for _, spec in pairs if spec is not None])

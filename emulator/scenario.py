@@ -1,0 +1,317 @@
+"""Scenario files: a cluster snapshot plus a timeline of what happens to it.
+
+A scenario is one YAML file of many documents in the plan snapshot format
+(``../shared/docs/plan-contract.md``: Nodes, Pods, PVCs, PVs, StorageClasses, PDBs,
+controllers, ``NodeGroup`` objects) plus exactly one ``Scenario`` object::
+
+    apiVersion: autoscaler.storage.dev/v1alpha1
+    kind: Scenario
+    metadata: {name: storage-scale-up}
+    spec:
+      start: "2026-06-01T00:00:00Z"   # optional, RFC 3339
+      duration: 1h                    # Go-style durations: 90s, 15m, 2h, 1h30m
+      scanInterval: 10s               # how often the autoscaler loop runs
+      provisioningDelay: 2m           # cloud: from increase_size to a Ready node
+      storageDriverStartDelay: 1m     # node registered -> capacity annotation written
+      unpinSecondsPerGiB: 0.5         # snapshotting a volume to remote storage, per GiB
+      events:
+      - at: 10m
+        create: [<objects>]
+        delete: [{kind: Deployment, namespace: default, name: web}]
+        scale: {kind: StatefulSet, namespace: default, name: kafka, replicas: 6}
+
+``load_scenario`` validates the ``Scenario`` object with pydantic and returns the
+other objects as raw dicts; ``emulator.world.World`` converts them once through
+``kube.convert``. Bad input raises ``kube.convert.InputError`` naming the
+file, ``Scenario/<name>`` and the field, as ``plan`` does for snapshots.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+
+from kube.convert import InputError
+from kube.duration import parse_duration
+
+__all__ = [
+    "DEFAULT_START",
+    "SCENARIO_API",
+    "ObjectKey",
+    "ScaleAction",
+    "Scenario",
+    "ScenarioEvent",
+    "load_scenario",
+    "parse_duration",
+    "parse_scenario",
+]
+
+Json = dict[str, Any]
+
+SCENARIO_API = "autoscaler.storage.dev/v1alpha1"
+SCENARIO_KIND = "Scenario"
+DEFAULT_START = "2026-06-01T00:00:00Z"
+#: Workload kinds a ``scale`` event can resize.
+SCALABLE_KINDS = ("Deployment", "ReplicaSet", "StatefulSet")
+
+def _duration(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise ValueError(f"{value!r} is not a duration string (expected e.g. 90s, 15m, 2h, 1h30m)")
+    # Scenario durations are plain Go durations: no sign, no bare numbers.
+    return parse_duration(value.strip())
+
+
+Duration = Annotated[float, BeforeValidator(_duration)]
+
+
+def _rfc3339(value: object) -> float:
+    if isinstance(value, dt.datetime):
+        parsed = value
+    elif isinstance(value, str):
+        try:
+            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"{value!r} is not an RFC 3339 time (e.g. {DEFAULT_START})") from None
+    else:
+        raise ValueError(f"{value!r} is not an RFC 3339 time (e.g. {DEFAULT_START})")
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    return parsed.timestamp()
+
+
+Time = Annotated[float, BeforeValidator(_rfc3339)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+
+
+class _ScaleModel(_Model):
+    kind: str
+    namespace: str = "default"
+    name: str = Field(min_length=1)
+    replicas: int = Field(ge=0, strict=True)
+
+    @field_validator("kind")
+    @classmethod
+    def _scalable(cls, kind: str) -> str:
+        if kind not in SCALABLE_KINDS:
+            raise ValueError(f"{kind!r} cannot be scaled (one of {', '.join(SCALABLE_KINDS)})")
+        return kind
+
+
+class _DeleteModel(_Model):
+    kind: str = Field(min_length=1)
+    namespace: str = ""
+    name: str = Field(min_length=1)
+
+
+def _one_or_many(value: object) -> object:
+    return [value] if isinstance(value, dict) else value
+
+
+class _EventModel(_Model):
+    at: Duration
+    create: list[Json] = Field(default_factory=list)
+    delete: list[_DeleteModel] = Field(default_factory=list)
+    #: One ``{kind, namespace, name, replicas}`` or a list of them.
+    scale: Annotated[list[_ScaleModel], BeforeValidator(_one_or_many)] = Field(default_factory=list)
+
+
+class _SpecModel(_Model):
+    start: Time = Field(default=DEFAULT_START, validate_default=True)
+    duration: Duration = Field(gt=0)
+    scan_interval: Duration = Field(alias="scanInterval", gt=0)
+    provisioning_delay: Duration = Field(alias="provisioningDelay", ge=0)
+    storage_driver_start_delay: Duration = Field(alias="storageDriverStartDelay", ge=0)
+    unpin_seconds_per_gib: float = Field(alias="unpinSecondsPerGiB", ge=0, allow_inf_nan=False)
+    events: list[_EventModel] = Field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleAction:
+    kind: str
+    namespace: str
+    name: str
+    replicas: int
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectKey:
+    """An object to delete; ``namespace`` is ignored for cluster-scoped kinds."""
+
+    kind: str
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioEvent:
+    #: Seconds after the scenario's start.
+    at: float
+    #: Raw Kubernetes objects to create (converted by the world).
+    create: tuple[Json, ...] = ()
+    delete: tuple[ObjectKey, ...] = ()
+    scale: tuple[ScaleAction, ...] = ()
+    #: Position in ``spec.events``, for error messages.
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    #: The file it came from (error messages name it).
+    source: str
+    #: Every object but the Scenario, as raw dicts in file order.
+    objects: tuple[Json, ...]
+    #: Seconds since the epoch.
+    start: float
+    duration: float
+    scan_interval: float
+    provisioning_delay: float
+    storage_driver_start_delay: float
+    unpin_seconds_per_gib: float
+    #: Sorted by time (stable: file order among equal times).
+    events: tuple[ScenarioEvent, ...] = ()
+
+    @property
+    def end(self) -> float:
+        return self.start + self.duration
+
+    @property
+    def ref(self) -> str:
+        return f"{SCENARIO_KIND}/{self.name}"
+
+
+class _StringTimesLoader(yaml.SafeLoader):
+    """YAML without implicit timestamps: ``creationTimestamp: 2026-06-01T00:00:00Z`` stays a string,
+    as the converters expect (kubectl quotes it; hand-written scenarios often do not)."""
+
+
+_StringTimesLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _documents(source: str, text: str) -> Iterator[object]:
+    try:
+        yield from yaml.load_all(text, Loader=_StringTimesLoader)  # a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InputError(source, "", "", f"invalid YAML{where}: {problem}") from None
+
+
+def _flatten(doc: object, source: str, out: list[Json]) -> None:
+    if doc is None:
+        return
+    if isinstance(doc, list):
+        for item in doc:
+            _flatten(item, source, out)
+        return
+    if not isinstance(doc, dict):
+        raise InputError(source, "", "", f"expected a Kubernetes object, got {type(doc).__name__}")
+    if str(doc.get("kind", "")).endswith("List") and "items" in doc:
+        items = doc.get("items") or []
+        if not isinstance(items, list):
+            raise InputError(source, str(doc.get("kind")), "items", "expected a list")
+        for item in items:
+            _flatten(item, source, out)
+        return
+    out.append(doc)
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+def _message(error: Any) -> str:
+    msg = str(error.get("msg", "invalid"))
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    if error.get("type") == "missing":
+        return "required"
+    if error.get("type") == "extra_forbidden":
+        return "unknown field"
+    return msg
+
+
+def parse_scenario(docs: list[Json], source: str) -> Scenario:
+    """Split objects from the one Scenario object and validate it."""
+    found = [d for d in docs if d.get("kind") == SCENARIO_KIND]
+    if not found:
+        raise InputError(source, "", "", f"no {SCENARIO_KIND} object (apiVersion {SCENARIO_API}) in the file")
+    if len(found) > 1:
+        raise InputError(source, f"{SCENARIO_KIND}/{(found[1].get('metadata') or {}).get('name', '?')}", "",
+                         f"a file holds exactly one {SCENARIO_KIND} object, found {len(found)}")
+    raw = found[0]
+    meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+    name = str((meta or {}).get("name") or "")
+    ref = f"{SCENARIO_KIND}/{name or '?'}"
+    if raw.get("apiVersion") != SCENARIO_API:
+        raise InputError(source, ref, "apiVersion", f"expected {SCENARIO_API}, got {raw.get('apiVersion')!r}")
+    if not name:
+        raise InputError(source, ref, "metadata.name", "required")
+    spec_raw = raw.get("spec")
+    if not isinstance(spec_raw, dict):
+        raise InputError(source, ref, "spec", "required (a map)")
+    try:
+        spec = _SpecModel.model_validate(spec_raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise InputError(source, ref, _field_path(("spec", *first["loc"])), _message(first)) from None
+    events = []
+    for i, ev in enumerate(spec.events):
+        if ev.at > spec.duration:
+            raise InputError(source, ref, f"spec.events[{i}].at",
+                             f"{ev.at:g}s is after the scenario's duration ({spec.duration:g}s)")
+        for j, obj in enumerate(ev.create):
+            if not obj.get("kind"):
+                raise InputError(source, ref, f"spec.events[{i}].create[{j}].kind", "required")
+        events.append(ScenarioEvent(
+            at=ev.at,
+            create=tuple(ev.create),
+            delete=tuple(ObjectKey(d.kind, d.namespace, d.name) for d in ev.delete),
+            scale=tuple(ScaleAction(s.kind, s.namespace, s.name, s.replicas) for s in ev.scale),
+            index=i,
+        ))
+    events.sort(key=lambda e: e.at)
+    return Scenario(
+        name=name,
+        source=source,
+        objects=tuple(d for d in docs if d is not raw),
+        start=spec.start,
+        duration=spec.duration,
+        scan_interval=spec.scan_interval,
+        provisioning_delay=spec.provisioning_delay,
+        storage_driver_start_delay=spec.storage_driver_start_delay,
+        unpin_seconds_per_gib=spec.unpin_seconds_per_gib,
+        events=tuple(events),
+    )
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file; raises ``InputError`` on bad input."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(source, "", "", f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise InputError(source, "", "", "not a UTF-8 text file") from None
+    docs: list[Json] = []
+    for doc in _documents(source, text):
+        _flatten(doc, source, docs)
+    return parse_scenario(docs, source)

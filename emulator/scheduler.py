@@ -1,0 +1,227 @@
+"""The cluster's scheduler: binds pending pods with the project's own predicate checker.
+
+The simulated cluster runs the storage-aware scheduler of the thesis (its "Rok
+Scheduler", storage-semantics section 4) whatever the autoscaler's flags: volume
+binding counts free local capacity, so pods only land where their local volumes fit.
+Filtering is ``simulator.predicates.PredicateChecker`` over a ``ClusterSnapshot`` of
+the Ready nodes; scoring is kube-scheduler's default spreading (LeastAllocated over
+cpu and memory, nodes with an untolerated ``PreferNoSchedule`` taint last; ties broken
+by the run's seeded generator).
+
+Binding does what the PV controller and the storage driver do at that moment:
+``WaitForFirstConsumer`` claims bind to a matching Available PV or get a new PV
+(pinned to the node by hostname affinity when the class uses the local provisioner,
+whose bytes leave the node's capacity annotation), and a bound local volume that was
+unpinned is restored onto the chosen node (pinned again, consuming capacity there).
+
+Runs only when something changed that may let a pending pod fit (``needs_schedule``),
+over the pending pods only, oldest (highest priority) first; a pod equivalent to one
+that did not fit in this pass is not tried again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import numpy as np
+
+from emulator.cluster import SimCluster, hostname
+from emulator.ids import IdSource
+from emulator.storage_driver import with_capacity
+from kube.model import (
+    ClusterObjects,
+    Node,
+    NodeSelector,
+    NodeSelectorTerm,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    Requirement,
+    Toleration,
+)
+from kube.names import HOSTNAME_LABEL, StorageNames
+from simulator.predicates import PredicateChecker
+from simulator.snapshot import ClusterSnapshot
+from simulator.volumes import NO_PROVISIONER, VolumeIndex, VolumePlan
+
+__all__ = ["Scheduler", "pin_to"]
+
+#: How many best-scored nodes get a full filter check before falling back to first fit.
+_SCORED_TRIES = 3
+
+
+def pin_to(node: Node) -> NodeSelector:
+    """Node affinity that the storage driver writes on a local PV: this node's hostname only."""
+    return NodeSelector((NodeSelectorTerm((Requirement(HOSTNAME_LABEL, "In", (hostname(node),)),)),))
+
+
+def _soft_tainted(node: Node, tolerations: tuple[Toleration, ...]) -> bool:
+    return any(t.effect == "PreferNoSchedule" and not any(tol.tolerates(t) for tol in tolerations)
+               for t in node.taints)
+
+
+class _Pass:
+    """One scheduling pass over a snapshot of the Ready nodes."""
+
+    def __init__(self, cluster: SimCluster, names: StorageNames) -> None:
+        nodes = [n for n in cluster.nodes() if n.ready and not n.deleting]
+        self.snapshot = ClusterSnapshot(nodes)
+        self.snapshot.load_pods(p for n in nodes for p in cluster.pods_on(n.name))
+        objects = ClusterObjects(
+            claims=dict(cluster.claims()), volumes=dict(cluster.volumes()),
+            storage_classes=dict(cluster.storage_classes), csi_capacities=list(cluster.csi_capacities),
+            csi_drivers=dict(cluster.csi_drivers), namespaces=dict(cluster.namespaces),
+        )
+        self.volumes = VolumeIndex(objects, names, storage_aware=True)
+        self.checker = PredicateChecker(self.snapshot, self.volumes, cluster.namespaces)
+        count = self.snapshot.count
+        self.alloc_cpu = np.maximum(np.array([n.allocatable.cpu for n in nodes], np.float64), 1.0)[:count]
+        self.alloc_memory = np.maximum(np.array([n.allocatable.memory for n in nodes], np.float64), 1.0)[:count]
+        self._soft: dict[int, np.ndarray] = {}
+
+    def soft_penalty(self, pod: Pod) -> np.ndarray:
+        key = id(pod.scheduling)
+        cached = self._soft.get(key)
+        if cached is None:
+            tolerations = pod.scheduling.tolerations
+            cached = np.array([_soft_tainted(n, tolerations) for n in self.snapshot.nodes], np.float64)
+            self._soft[key] = cached
+        return cached
+
+
+class Scheduler:
+    def __init__(self, cluster: SimCluster, names: StorageNames, ids: IdSource, rng: random.Random) -> None:
+        self.cluster = cluster
+        self.names = names
+        self.ids = ids
+        self.rng = rng
+        #: Scheduling passes run so far (for tests and performance checks).
+        self.passes = 0
+
+    def run(self) -> int:
+        """Try every pending pod once; returns how many were bound."""
+        self.cluster.needs_schedule = False
+        bound = 0
+        while True:
+            pending = self.cluster.pending_pods()
+            if not pending:
+                return bound
+            pending.sort(key=lambda p: (-p.priority, p.created or 0.0, p.namespace, p.name))
+            done, restart = self._pass(pending)
+            bound += done
+            if not restart:
+                return bound
+
+    def _pass(self, pending: list[Pod]) -> tuple[int, bool]:
+        """Returns (pods bound, whether volume state changed under the index: run another pass)."""
+        self.passes += 1
+        state = _Pass(self.cluster, self.names)
+        failed: set[tuple[object, ...]] = set()
+        touched_claims: set[tuple[str, str]] = set()
+        bound = 0
+        for pod in pending:
+            if any((pod.namespace, c) in touched_claims for c in pod.claims):
+                return bound, True  # a claim it shares was bound in this pass: re-read volumes
+            plan = state.volumes.plan(pod)
+            equivalence = (id(pod.scheduling), pod.requests, plan.key, pod.namespace,
+                           tuple(sorted(pod.labels.items())) if state.snapshot.anti_affinity_pods
+                           or pod.scheduling.has_pod_constraints else ())
+            idx = None if equivalence in failed else self._choose(state, pod, plan)
+            if idx is None:
+                failed.add(equivalence)
+                if not pod.marked_unschedulable:
+                    self.cluster.replace_pod(dataclasses.replace(pod, marked_unschedulable=True))
+                continue
+            state.checker.place(pod, plan, idx)
+            static_bound = self._bind(pod, state.snapshot.nodes[idx], touched_claims)
+            bound += 1
+            if static_bound:
+                return bound, True  # the index's Available PVs are stale
+        return bound, False
+
+    def _choose(self, state: _Pass, pod: Pod, plan: VolumePlan) -> int | None:
+        checker = state.checker
+        mask = checker.feasible(pod, plan)
+        candidates = np.flatnonzero(mask)
+        if len(candidates) == 0:
+            return None
+        snap = state.snapshot
+        req = pod.requests
+        score = ((snap.free_cpu[candidates] - req.cpu) / state.alloc_cpu[candidates]
+                 + (snap.free_memory[candidates] - req.memory) / state.alloc_memory[candidates]) / 2
+        score -= state.soft_penalty(pod)[candidates] * 10.0
+        order = candidates[np.argsort(-score, kind="stable")]
+        best = score.max()
+        ties = candidates[score == best]
+        if len(ties) > 1:
+            first = int(self.rng.choice(list(ties)))
+            order = np.concatenate(([first], order[order != first]))
+        if not checker.needs_node_checks(pod, plan):
+            return int(order[0])
+        for idx in order[:_SCORED_TRIES]:
+            if checker.check(pod, plan, int(idx)) is None:
+                return int(idx)
+        return checker.find_node(pod, plan)
+
+    def _bind(self, pod: Pod, node: Node, touched: set[tuple[str, str]]) -> bool:
+        """Bind the pod and its volumes to ``node``; True if a claim took an Available PV."""
+        cluster = self.cluster
+        consumed = 0
+        static_bound = False
+        taken: set[str] = set()
+        for claim_name in pod.claims:
+            claim = cluster.claim(pod.namespace, claim_name)
+            if claim is None:
+                continue
+            touched.add((pod.namespace, claim_name))
+            if claim.volume_name:
+                pv = cluster.volume(claim.volume_name)
+                if pv is not None and pv.node_affinity is None and cluster.is_local_volume(pv):
+                    cluster.put_volume(dataclasses.replace(pv, node_affinity=pin_to(node)), wake=False)
+                    cluster.metrics.restores += 1
+                    consumed += max(pv.capacity, claim.request)
+                continue
+            match = self._available_pv(claim, node, taken)
+            if match is not None:
+                taken.add(match.name)
+                static_bound = True
+                cluster.put_volume(dataclasses.replace(match, claim=(claim.namespace, claim.name), phase="Bound"),
+                                   wake=False)
+                cluster.put_claim(dataclasses.replace(claim, volume_name=match.name, phase="Bound"), wake=False)
+                continue
+            sc = cluster.storage_classes.get(claim.storage_class or "")
+            if sc is None or sc.provisioner == NO_PROVISIONER:
+                continue
+            local = sc.provisioner == self.names.provisioner
+            pv = PersistentVolume(
+                name=self.ids.pv_name(), storage_class=sc.name, capacity=claim.request,
+                node_affinity=pin_to(node) if local else None, claim=(claim.namespace, claim.name), phase="Bound",
+                access_modes=claim.access_modes, driver=sc.provisioner,
+            )
+            cluster.put_volume(pv, wake=False)
+            cluster.put_claim(dataclasses.replace(claim, volume_name=pv.name, phase="Bound"), wake=False)
+            if local:
+                consumed += claim.request
+        if consumed:
+            current = cluster.node(node.name)
+            if current is not None:
+                free = (current.free_local_bytes or 0) - consumed
+                cluster.put_node(with_capacity(current, self.names, max(0, free)))
+        cluster.replace_pod(dataclasses.replace(pod, node_name=node.name, phase="Running",
+                                                marked_unschedulable=False))
+        return static_bound
+
+    def _available_pv(self, claim: PersistentVolumeClaim, node: Node, taken: set[str]) -> PersistentVolume | None:
+        """The smallest Available PV that fits the claim and this node (as the volume binder picks)."""
+        best: PersistentVolume | None = None
+        for pv in self.cluster.volumes().values():
+            if (pv.phase != "Available" or pv.claim is not None or pv.name in taken
+                    or pv.storage_class != claim.storage_class or pv.capacity < claim.request
+                    or not set(claim.access_modes) <= set(pv.access_modes)):
+                continue
+            if pv.node_affinity is not None and not pv.node_affinity.matches(node.labels, node.name):
+                continue
+            if best is None or (pv.capacity, pv.name) < (best.capacity, best.name):
+                best = pv
+        return best

@@ -1,0 +1,147 @@
+"""Scenario files: Go durations, the Scenario object's validation, and the shipped examples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from emulator.scenario import load_scenario, parse_duration, parse_scenario
+from emulator.world import World
+from kube.convert import InputError
+from tests.emulator.worlds import START, deployment, make_world, scenario_json
+
+Json = dict[str, Any]
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    pytest.param("90s", 90.0, id="seconds"),
+    pytest.param("15m", 900.0, id="minutes"),
+    pytest.param("2h", 7200.0, id="hours"),
+    pytest.param("1h30m", 5400.0, id="hours-and-minutes"),
+    pytest.param("1.5h", 5400.0, id="fraction"),
+    pytest.param("500ms", 0.5, id="milliseconds"),
+    pytest.param("0", 0.0, id="bare-zero"),
+])
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param("90", id="no-unit"),
+    pytest.param("1d", id="days-are-not-go"),
+    pytest.param("-5m", id="negative"),
+    pytest.param("", id="empty"),
+    pytest.param("5 m", id="space"),
+])
+def test_parse_duration_refuses(text: str) -> None:
+    with pytest.raises(ValueError, match="duration"):
+        parse_duration(text)
+
+
+def _spec(**changes: Any) -> Json:
+    doc = scenario_json()
+    spec = doc["spec"]
+    for key, value in changes.items():
+        if value is None:
+            spec.pop(key)
+        else:
+            spec[key] = value
+    return doc
+
+
+@pytest.mark.parametrize(("doc", "field", "message"), [
+    pytest.param(_spec(duration="two hours"), "spec.duration", "not a duration", id="bad-duration"),
+    pytest.param(_spec(duration=7200), "spec.duration", "not a duration string", id="number-duration"),
+    pytest.param(_spec(scanInterval=None), "spec.scanInterval", "required", id="missing-scan-interval"),
+    pytest.param(_spec(unpinSecondsPerGiB=None), "spec.unpinSecondsPerGiB", "required", id="missing-unpin"),
+    pytest.param(_spec(unpinSecondsPerGiB=-1), "spec.unpinSecondsPerGiB", "greater than or equal to 0",
+                 id="negative-unpin"),
+    pytest.param(_spec(scanInterval="0s"), "spec.scanInterval", "greater than 0", id="zero-scan-interval"),
+    pytest.param(_spec(start="yesterday"), "spec.start", "RFC 3339", id="bad-start"),
+    pytest.param(_spec(speed="fast"), "spec.speed", "unknown field", id="unknown-field"),
+    pytest.param(_spec(events=[{"at": "5x"}]), "spec.events[0].at", "not a duration", id="bad-event-time"),
+    pytest.param(_spec(events=[{"at": "3h"}]), "spec.events[0].at", "after the scenario's duration",
+                 id="event-after-end"),
+    pytest.param(_spec(events=[{"at": "1m", "scale": {"kind": "Job", "name": "x", "replicas": 1}}]),
+                 "spec.events[0].scale[0].kind", "cannot be scaled", id="scale-job"),
+    pytest.param(_spec(events=[{"at": "1m", "scale": {"kind": "Deployment", "name": "x", "replicas": -1}}]),
+                 "spec.events[0].scale[0].replicas", "greater than or equal to 0", id="negative-replicas"),
+    pytest.param(_spec(events=[{"at": "1m", "create": [{"metadata": {"name": "x"}}]}]),
+                 "spec.events[0].create[0].kind", "required", id="create-without-kind"),
+    pytest.param({**scenario_json(), "apiVersion": "v1"}, "apiVersion", "expected autoscaler.storage.dev",
+                 id="wrong-api-version"),
+])
+def test_scenario_validation_names_the_field(doc: Json, field: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_scenario([doc], "s.yaml")
+    error = caught.value
+    assert (error.source, error.obj, error.field) == ("s.yaml", "Scenario/test", field)
+    assert message in error.message
+    assert str(error).startswith(f"s.yaml: Scenario/test: {field}: ")
+
+
+@pytest.mark.parametrize(("docs", "message"), [
+    pytest.param([], "no Scenario object", id="none"),
+    pytest.param([scenario_json(), scenario_json()], "exactly one Scenario", id="two"),
+])
+def test_exactly_one_scenario_object(docs: list[Json], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        parse_scenario(docs, "s.yaml")
+
+
+def test_spec_in_seconds_and_events_sorted(tmp_path: Path) -> None:
+    doc = scenario_json(duration="1h30m", events=[{"at": "20m", "delete": [{"kind": "Pod", "name": "a"}]},
+                                                  {"at": "90s", "scale": {"kind": "StatefulSet", "name": "db",
+                                                                          "replicas": 2}}])
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump_all([doc, deployment("web", 1)]))
+    scenario = load_scenario(path)
+    assert (scenario.name, scenario.start, scenario.duration, scenario.end) == ("test", START, 5400.0, START + 5400)
+    assert (scenario.scan_interval, scenario.provisioning_delay, scenario.storage_driver_start_delay) == (10, 120, 60)
+    assert [e.at for e in scenario.events] == [90.0, 1200.0]
+    assert [e.index for e in scenario.events] == [1, 0]
+    assert scenario.events[0].scale[0].namespace == "default"
+    assert [o["kind"] for o in scenario.objects] == ["Deployment"]
+
+
+def test_unquoted_timestamps_stay_strings(tmp_path: Path) -> None:
+    """Hand-written YAML often leaves creationTimestamp unquoted; the converters want the string."""
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(scenario_json()) + "---\nkind: Node\napiVersion: v1\nmetadata:\n"
+                    "  name: n1\n  creationTimestamp: 2026-05-01T00:00:00Z\nstatus:\n  capacity: {cpu: '2'}\n")
+    scenario = load_scenario(path)
+    assert scenario.objects[0]["metadata"]["creationTimestamp"] == "2026-05-01T00:00:00Z"
+    World(scenario)
+
+
+@pytest.mark.parametrize(("objects", "events", "obj", "field"), [
+    pytest.param([], [{"at": "1m", "scale": {"kind": "Deployment", "name": "ghost", "replicas": 1}}],
+                 "Scenario/test", "spec.events[0].scale[0]", id="scale-unknown-workload"),
+    pytest.param([deployment("web", 1)], [{"at": "1m", "delete": [{"kind": "Deployment", "name": "web"}]},
+                                          {"at": "2m", "scale": {"kind": "Deployment", "name": "web", "replicas": 1}}],
+                 "Scenario/test", "spec.events[1].scale[0]", id="scale-after-delete"),
+    pytest.param([{**deployment("web", 1), "spec": {"replicas": "many"}}], [], "Deployment/default/web",
+                 "spec.replicas", id="bad-replicas"),
+    pytest.param([], [{"at": "1m", "create": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"},
+                                               "status": {"capacity": {"cpu": "lots"}}}]}],
+                 "Node/n", "status.capacity.cpu", id="bad-object-in-event"),
+])
+def test_world_rejects_bad_objects_and_targets(objects: list[Json], events: list[Json], obj: str,
+                                               field: str) -> None:
+    with pytest.raises(InputError) as caught:
+        make_world(*objects, events=events)
+    assert (caught.value.obj, caught.value.field) == (obj, field)
+
+
+@pytest.mark.parametrize("name", ["storage-scale-up", "storage-scale-down", "mixed-day"])
+def test_examples_load_and_build(name: str) -> None:
+    scenario = load_scenario(EXAMPLES / f"{name}.yaml")
+    assert scenario.name == name
+    world = World(scenario)
+    world.advance(world.start + 600)
+    assert world.metrics.data_loss_events == []
