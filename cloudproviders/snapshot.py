@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cloudproviders.interface import CloudError, NodeGroup
+from cloudproviders.interface import CloudError, Instance, InstanceState, NodeGroup
 from kube.model import Node, NodeGroupSpec
 
 __all__ = ["SnapshotNodeGroup", "SnapshotProvider"]
@@ -37,6 +37,13 @@ class SnapshotNodeGroup:
     def node_names(self) -> Sequence[str]:
         return tuple(self._members)
 
+    def instances(self) -> Sequence[Instance]:
+        """Members as running instances (id ``snapshot:///<group>/<node>``); the rest of the target as creating."""
+        running = [Instance(f"snapshot:///{self.name}/{n}", InstanceState.RUNNING) for n in self._members]
+        creating = [Instance(f"snapshot:///{self.name}/requested-{i}", InstanceState.CREATING)
+                    for i in range(max(0, self._target - len(self._members)))]
+        return (*running, *creating)
+
     def template_node(self) -> Node | None:
         return self.spec.template
 
@@ -50,7 +57,10 @@ class SnapshotNodeGroup:
             raise CloudError(f"node group {self.name}: size {self._target + delta} above max {self.spec.max_size}")
         self._target += delta
 
-    def delete_nodes(self, names: Sequence[str]) -> None:
+    def delete_nodes(self, nodes: Sequence[Node]) -> None:
+        self.delete_names([n.name for n in nodes])
+
+    def delete_names(self, names: Sequence[str]) -> None:
         for name in names:
             if name not in self._members:
                 raise CloudError(f"node group {self.name}: node {name} is not a member")
@@ -61,6 +71,14 @@ class SnapshotNodeGroup:
         for name in names:
             self._members.remove(name)
         self._target -= len(names)
+
+    def decrease_target_size(self, delta: int) -> None:
+        if delta >= 0:
+            raise CloudError(f"node group {self.name}: size decrease must be negative, got {delta}")
+        if self._target + delta < len(self._members):
+            raise CloudError(f"node group {self.name}: attempt to delete existing nodes: target {self._target}, "
+                             f"registered {len(self._members)}, delta {delta}")
+        self._target += delta
 
 
 class SnapshotProvider:
@@ -89,3 +107,6 @@ class SnapshotProvider:
 
     def node_group_for(self, node: Node) -> NodeGroup | None:
         return self._by_node.get(node.name)
+
+    def refresh(self) -> None:
+        """Nothing to refresh: the snapshot is the whole truth."""

@@ -59,10 +59,13 @@ class SimNodeGroup(SnapshotNodeGroup):
         self._listed = None
         self._cloud.launch(self, delta)
 
-    def delete_nodes(self, names: Sequence[str]) -> None:
+    def delete_nodes(self, nodes: Sequence[Node]) -> None:
+        self.delete_names([n.name for n in nodes])
+
+    def delete_names(self, names: Sequence[str]) -> None:
         if self._delete_faults:
             raise CloudError(f"node group {self.name}: {self._delete_faults.pop(0)}")
-        super().delete_nodes(names)
+        super().delete_names(names)
         self._listed = None
         self._cloud.terminate(self, names)
 
@@ -187,6 +190,9 @@ class SimCloud:
 
     def node_group_for(self, node: Node) -> NodeGroup | None:
         return self._by_node.get(node.name)
+
+    def refresh(self) -> None:
+        """The simulated cloud is always current."""
 
     def group(self, name: str) -> SimNodeGroup:
         return self._by_name[name]

@@ -16,7 +16,7 @@ recreates an evicted pod at once, as a real one would within milliseconds.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from emulator.budgets import PdbSpec
@@ -183,11 +183,11 @@ class SimCluster:
             self.put_node(dataclasses.replace(current, unschedulable=unschedulable))
         self._notify()
 
-    def evict_pod(self, namespace: str, name: str) -> EvictionResult:
+    def evict_pod(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> EvictionResult:
         key = (namespace, name)
         pod = self._pods.get(key)
         if pod is None:
-            return EvictionResult(Eviction.EVICTED, "already gone")
+            return EvictionResult(Eviction.GONE, "already gone")
         # As the Eviction API: budgets only protect running pods.
         if pod.node_name and pod.phase == "Running":
             for spec in self.pdbs_matching(pod):
@@ -248,6 +248,9 @@ class SimCluster:
 
     def pods(self) -> Iterable[Pod]:
         return self._pods.values()
+
+    def pods_on_node(self, node: str) -> Sequence[Pod]:
+        return self.pods_on(node)
 
     def pods_on(self, node: str) -> list[Pod]:
         return [self._pods[k] for k in self._pods_on.get(node, ())]

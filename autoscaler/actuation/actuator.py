@@ -107,7 +107,7 @@ class Actuator:
                 result = self.cluster.evict_pod(*ref)
             except ClusterAPIError as exc:
                 return ref, False, str(exc)
-            return ref, result.outcome is Eviction.EVICTED, result.message
+            return ref, result.outcome is not Eviction.REFUSED, result.message
 
         refs = list(task.remaining)
         results = list(self.executor.map(one, refs)) if self.executor is not None else [one(r) for r in refs]
@@ -144,7 +144,10 @@ class Actuator:
             try:
                 if group is None:
                     raise CloudError(f"node group {task.group} no longer exists")
-                group.delete_nodes([task.node])
+                node = next((n for n in self.cluster.list_objects().nodes if n.name == task.node), None)
+                if node is None:
+                    raise CloudError(f"node {task.node} no longer exists")
+                group.delete_nodes([node])
             except CloudError as exc:
                 self._rollback(task, now, f"cloud provider refused to delete the node: {exc}")
                 continue

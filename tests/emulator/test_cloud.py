@@ -63,8 +63,8 @@ def test_new_nodes_register_after_the_provisioning_delay() -> None:
 @pytest.mark.parametrize(("call", "message"), [
     pytest.param(lambda g: g.increase_size(4), "above max 4", id="above-max"),
     pytest.param(lambda g: g.increase_size(0), "must be positive", id="zero"),
-    pytest.param(lambda g: g.delete_nodes(["nvme-9"]), "not a member", id="unknown-node"),
-    pytest.param(lambda g: g.delete_nodes(["nvme-1"]), "below min 1", id="below-min"),
+    pytest.param(lambda g: g.delete_names(["nvme-9"]), "not a member", id="unknown-node"),
+    pytest.param(lambda g: g.delete_names(["nvme-1"]), "below min 1", id="below-min"),
 ])
 def test_cloud_errors(call: Callable[[SimNodeGroup], None], message: str) -> None:
     world = _world()
@@ -79,7 +79,7 @@ def test_delete_removes_the_node_and_its_pods_at_once() -> None:
                        deployment("web", 2, cpu="1500m"))
     before = {p.node_name: p.name for p in pods_of(world, "web")}
     assert set(before) == {"nvme-1", "nvme-2"}
-    world.cloud.group("nvme").delete_nodes(["nvme-1"])
+    world.cloud.group("nvme").delete_names(["nvme-1"])
     assert world.cluster.node("nvme-1") is None
     assert world.cloud.group("nvme").target_size() == 1
     web = pods_of(world, "web")
@@ -93,7 +93,7 @@ def test_node_seconds_and_cost_count_provisioning_instances() -> None:
     world = make_world(nvme_group(price=2.0), nvme_group("cpu", local=None, price=0.5), nvme_node("nvme-1"))
     world.cloud.group("cpu").increase_size(2)
     later(world, 1800)
-    world.cloud.group("nvme").delete_nodes(["nvme-1"])
+    world.cloud.group("nvme").delete_names(["nvme-1"])
     later(world, 1800)
     hours = world.metrics.node_hours_by_group()
     assert hours == {"nvme": 0.5, "cpu": 2.0}

@@ -188,7 +188,7 @@ def test_data_loss_when_a_node_with_a_pinned_volume_is_deleted(unpin_first: bool
     if unpin_first:
         world.cluster.taint_node(holder, DELETE_TAINT)
         later(world, 10)
-    world.cloud.group("nvme").delete_nodes([holder])
+    world.cloud.group("nvme").delete_names([holder])
     assert len(world.metrics.data_loss_events) == lost
     if lost:
         event = world.metrics.data_loss_events[0]

@@ -379,11 +379,11 @@ def test_injected_delete_faults_change_nothing_and_run_out() -> None:
     group.fail_deletes(2)
     for _ in range(2):
         with pytest.raises(CloudError, match="node group nvme: injected fault"):
-            group.delete_nodes(["nvme-2"])
+            group.delete_names(["nvme-2"])
         assert (list(group.node_names()), group.target_size()) == (["nvme-1", "nvme-2"], 2)
         assert world.cluster.node("nvme-2") is not None
     assert group.pending_delete_faults == 0
-    group.delete_nodes(["nvme-2"])
+    group.delete_names(["nvme-2"])
     assert (list(group.node_names()), world.cluster.node("nvme-2")) == (["nvme-1"], None)
     with pytest.raises(ValueError, match="must not be negative"):
         group.fail_deletes(-1)
