@@ -59,8 +59,11 @@ class Estimator(Protocol):
 
 class BinpackingEstimator:
     def __init__(self, checker: PredicateChecker, *, storage_aware: bool = True, time_budget: float = 10.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, first_fit_position: bool = True) -> None:
         self.checker = checker
+        #: Resume each pod group's search where its previous pod landed (linear packing);
+        #: False gives the plain quadratic first-fit the differential tests compare with.
+        self.first_fit_position = first_fit_position
         self.storage_aware = storage_aware
         self.time_budget = time_budget
         self.clock = clock
@@ -92,11 +95,19 @@ class BinpackingEstimator:
             local = 0
             timed_out = False
             for _, group in ordered:
+                # First-fit position of this group: a node an equivalent pod did not fit
+                # stays infeasible while placements only consume resources, so the
+                # search resumes where the group's previous pod landed. Required pod
+                # affinity and hard topology spread can make an earlier node feasible
+                # again; those groups search from the first new node every time.
+                sched = group.exemplar.scheduling
+                monotone = self.first_fit_position and not (sched.affinity or sched.spread)
+                start = first_new
                 for pod, plan in zip(group.pods, group.plans, strict=True):
                     if self.clock() > deadline:
                         timed_out = True
                         break
-                    idx = checker.find_node(pod, plan, lo=first_new) if added else None
+                    idx = checker.find_node(pod, plan, lo=start) if added else None
                     if idx is None:
                         if added and added[-1] not in used:
                             break  # it failed on an empty node already: the group cannot be helped
@@ -108,6 +119,8 @@ class BinpackingEstimator:
                         idx = checker.find_node(pod, plan, lo=fresh)
                         if idx is None:
                             break
+                    if monotone:
+                        start = idx
                     local += checker.local_bytes_on(pod, plan, idx)
                     checker.place(pod, plan, idx)
                     used.add(idx)

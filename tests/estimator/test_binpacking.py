@@ -193,3 +193,50 @@ def test_every_pod_that_fits_an_empty_template_is_scheduled(wants: list[Want], t
             and (w.local is None or pvc("x", w.local).request <= local_cap))
     }
     assert {p.ref for p in result.scheduled} == fits
+
+
+# --- the linear first-fit position against plain first-fit ---------------------------------------
+
+
+def _placements(wants: Sequence[Want], template: Node, max_nodes: int, *, linear: bool,
+                constrained: Pod | None = None) -> list[tuple[str, str, int]]:
+    _, checker, groups = setup(wants)
+    if constrained is not None:  # every pod takes the constraints and labels of ``constrained``
+        groups = [PodGroup(tuple(dataclasses.replace(p, scheduling=constrained.scheduling,
+                                                     labels=constrained.labels) for p in g.pods), g.plans)
+                  for g in groups]
+    made = copies(template)
+    BinpackingEstimator(checker, first_fit_position=linear).estimate(groups, template, lambda i: next(made),
+                                                                    max_nodes)
+    return [(name, p.ref, local) for name, p, local in checker.placed]
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(_wants, _templates, st.integers(1, 40))
+def test_first_fit_position_places_exactly_as_plain_first_fit(wants: list[Want], template: Node,
+                                                             max_nodes: int) -> None:
+    """Differential: resuming each group where its last pod landed changes no placement."""
+    assert _placements(wants, template, max_nodes, linear=True) == \
+        _placements(wants, template, max_nodes, linear=False)
+
+
+@pytest.mark.parametrize("term", [
+    pytest.param("antiAffinity", id="anti-affinity-keeps-the-position"),
+    pytest.param("spread", id="hard-spread-searches-from-the-first-new-node"),
+])
+def test_first_fit_position_with_pod_constraints(term: str) -> None:
+    labels = {"app": "web"}
+    if term == "antiAffinity":
+        raw = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": labels}, "topologyKey": HOSTNAME_LABEL}]}}
+        model = pod("x", labels=labels, affinity=raw)
+    else:
+        model = pod("x", labels=labels, spread_constraints=[{
+            "maxSkew": 1, "topologyKey": HOSTNAME_LABEL, "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": labels}}])
+    wants = [Want("web", 6, cpu="1")]
+    linear = _placements(wants, node("t", cpu="4"), 10, linear=True, constrained=model)
+    plain = _placements(wants, node("t", cpu="4"), 10, linear=False, constrained=model)
+    assert linear == plain
+    if term == "antiAffinity":
+        assert len({name for name, _, _ in linear}) == 6, "one pod per node under hostname anti-affinity"
