@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     sim.add_argument("--seed", type=int, default=0, help="seed of the simulated world")
     add_flags(sim)
+    # Unset unless given, so a scenario's own scanInterval applies by default.
+    sim.set_defaults(scan_interval=None)
     return parser
 
 

@@ -233,7 +233,9 @@ def options_from_args(args: argparse.Namespace) -> Options:
         raise ConfigError("--scale-down-unneeded-time: must not be negative")
     if a["max_pod_eviction_time"] < 0:
         raise ConfigError("--max-pod-eviction-time: must not be negative")
-    if a["scan_interval"] <= 0:
+    # simulate leaves it unset so the scenario's own value applies; 10 s is CA's default.
+    scan_interval = 10.0 if a["scan_interval"] is None else a["scan_interval"]
+    if scan_interval <= 0:
         raise ConfigError("--scan-interval: must be positive")
     selector = str(a["storage_guard_pod_selector"])
     if selector and not _SELECTOR.fullmatch(selector):
@@ -287,7 +289,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
             guard_pod_selector=selector,
         ),
         storage_aware=a["storage_aware"],
-        scan_interval=a["scan_interval"],
+        scan_interval=scan_interval,
         priority_config_file=a["priority_config"],
         random_seed=a["random_seed"],
     )

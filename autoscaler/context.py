@@ -64,7 +64,8 @@ def build_context(objects: ClusterObjects, provider: CloudProvider, options: Opt
     in_snapshot = [s for s in state.nodes if s.readiness is not Readiness.NOT_STARTED]
     snapshot = ClusterSnapshot(snapshot_node(s) for s in in_snapshot)
     orphans = snapshot.load_pods(scheduled)
-    orphans = [p for p in orphans if p.node_name not in {s.name for s in state.nodes}]
+    known = {s.name for s in state.nodes}
+    orphans = [p for p in orphans if p.node_name not in known]
     volumes = VolumeIndex(objects, options.storage, storage_aware=options.storage_aware)
     checker = PredicateChecker(snapshot, volumes, objects.namespaces)
     templates = build_templates(state, pods_by_node, objects.controllers.values(), options, template_cache)

@@ -25,6 +25,8 @@ def simulate(args: argparse.Namespace, options: Options) -> int:
     except InputError as exc:
         sys.stderr.write(f"autoscaler simulate: {exc}\n")
         return EXIT_BAD_INPUT
+    if args.scan_interval is not None:  # the flag, when given, overrides the scenario's scanInterval
+        scenario = dataclasses.replace(scenario, scan_interval=options.scan_interval)
     variants = [("storage-aware" if options.storage_aware else "upstream", options)]
     if args.compare:
         variants = [("storage-aware", dataclasses.replace(options, storage_aware=True)),
