@@ -33,7 +33,7 @@ from kube.model import (
     Toleration,
 )
 from kube.names import HOSTNAME_LABEL
-from simulator.snapshot import BoolArray, ClusterSnapshot
+from simulator.snapshot import BoolArray, ClusterSnapshot, IntArray
 from simulator.volumes import (
     REASON_BIND_CONFLICT,
     REASON_NODE_CONFLICT,
@@ -170,7 +170,8 @@ class PredicateChecker:
         self._labels = _LabelIndex(snapshot)
         self._static_cache: dict[int, BoolArray] = {}
         self._static_keep: list[object] = []
-        self._extra_cache: dict[tuple[int, int], tuple[object, bool]] = {}
+        #: id(constraints) -> (node serial each value was computed for, static verdict), per index.
+        self._extra_masks: dict[int, tuple[IntArray, BoolArray]] = {}
         self._selector_cache: dict[NodeSelector, BoolArray] = {}
         self._taint_groups: dict[tuple[tuple[Taint, ...], bool], list[int]] = {}
         for idx in range(snapshot.base_count):
@@ -220,16 +221,29 @@ class PredicateChecker:
         return None
 
     # --- the vectorized path ----------------------------------------------------------
-    def _static_extra(self, sched: PodScheduling, idx: int) -> bool:
-        """Static predicates on a node added during simulation, cached per (constraints, node)."""
-        node = self.snapshot.nodes[idx]
-        key = (id(sched), id(node))
-        entry = self._extra_cache.get(key)
-        if entry is None or entry[0] is not node:
-            entry = (node, self._static_one(sched, idx) is None)
-            self._extra_cache[key] = entry
-            self._static_keep.append(sched)
-        return entry[1]
+    def _static_extra(self, sched: PodScheduling, lo: int, n: int) -> BoolArray:
+        """Static predicates on nodes added during simulation (indices ``lo..n``, all >= base).
+
+        Computed once per (constraints, node): the verdict is kept per index with the
+        node's serial, so only nodes added since (or re-added after a revert) are checked.
+        This keeps bin-packing linear: every pod of a group asks about the same nodes.
+        """
+        snap = self.snapshot
+        size = len(snap.serial)
+        entry = self._extra_masks.get(id(sched))
+        if entry is None or len(entry[0]) < size:
+            serials, values = np.zeros(size, np.int64), np.zeros(size, np.bool_)
+            if entry is None:
+                self._static_keep.append(sched)  # keep id() stable for the cache's lifetime
+            else:
+                serials[: len(entry[0])], values[: len(entry[1])] = entry
+            entry = self._extra_masks[id(sched)] = (serials, values)
+        serials, values = entry
+        current = snap.serial[lo:n]
+        for rel in np.flatnonzero(serials[lo:n] != current).tolist():
+            values[lo + rel] = self._static_one(sched, lo + rel) is None
+        serials[lo:n] = current
+        return values[lo:n].copy()
 
     def feasible(self, pod: Pod, plan: VolumePlan, allowed: BoolArray | None = None, lo: int = 0) -> BoolArray:
         """Mask over nodes ``lo..count`` that pass the vectorizable filters (all but per-node ones)."""
@@ -242,12 +256,12 @@ class PredicateChecker:
         if lo < base:
             static = self._static_base(sched)[lo:]
             if n > base:
-                extra = np.fromiter((self._static_extra(sched, i) for i in range(base, n)), np.bool_, n - base)
+                extra = self._static_extra(sched, base, n)
                 mask = np.concatenate((static, extra))
             else:
                 mask = static.copy()
         else:
-            mask = np.fromiter((self._static_extra(sched, i) for i in range(lo, n)), np.bool_, n - lo)
+            mask = self._static_extra(sched, lo, n)
         mask &= snap.enabled[lo:n]
         if pod.node_name:  # NodeName: a pod bound by name fits that node only
             named = snap.index.get(pod.node_name)

@@ -57,6 +57,10 @@ class ClusterSnapshot:
         self.free_pods: IntArray = np.zeros(size, np.int64)
         self.free_local: IntArray = np.zeros(size, np.int64)
         self.enabled: BoolArray = np.zeros(size, np.bool_)
+        #: A number no other node added to this snapshot ever had, per index: caches keyed
+        #: by node index compare it to tell a reverted-and-reused index from the same node.
+        self.serial: IntArray = np.zeros(size, np.int64)
+        self._serials = 0
         self.extended: dict[str, IntArray] = {}
         self.count = 0
         self.base_count = 0
@@ -102,7 +106,7 @@ class ClusterSnapshot:
     # --- mutation -----------------------------------------------------------
     def _grow(self) -> None:
         size = len(self.free_cpu) * 2
-        for attr in ("free_cpu", "free_memory", "free_ephemeral", "free_pods", "free_local", "enabled"):
+        for attr in ("free_cpu", "free_memory", "free_ephemeral", "free_pods", "free_local", "enabled", "serial"):
             old = getattr(self, attr)
             new = np.zeros(size, old.dtype)
             new[: len(old)] = old
@@ -129,6 +133,8 @@ class ClusterSnapshot:
         free_local = node.free_local_bytes
         self.free_local[idx] = 0 if free_local is None else min(free_local, UNBOUNDED_BYTES)
         self.enabled[idx] = True
+        self._serials += 1
+        self.serial[idx] = self._serials
         for name, array in self.extended.items():
             array[idx] = alloc.get_extended(name)
         self._journal.entries.append(("node", idx))
