@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
-from autoscaler.clusterstate import ClusterState, Readiness, build_cluster_state, snapshot_node
+from autoscaler.clusterstate import ClusterState, NodeState, Readiness, build_cluster_state, snapshot_node
 from autoscaler.config import Options
 from autoscaler.templates import TemplateNode, build_templates, instantiate
 from cloudproviders.interface import CloudProvider
 from kube.model import ClusterObjects, Pod
 from simulator.predicates import PredicateChecker
 from simulator.snapshot import ClusterSnapshot
+from simulator.utilization import Utilization, node_utilization
 from simulator.volumes import VolumeIndex
 
 __all__ = ["LoopContext", "build_context"]
@@ -40,6 +41,19 @@ class LoopContext:
     orphans: list[Pod] = field(default_factory=list)
     #: Indices of the upcoming template copies, per group.
     upcoming_idx: dict[str, list[int]] = field(default_factory=dict)
+    _utilization: dict[str, Utilization] = field(default_factory=dict)
+
+    def utilization(self, state: NodeState) -> Utilization:
+        """The node's utilization as scale-down and the report read it, computed once per loop."""
+        util = self._utilization.get(state.name)
+        if util is None:
+            sd = self.options.scale_down
+            util = self._utilization[state.name] = node_utilization(
+                state.node, self.pods_by_node.get(state.name, ()), self.now,
+                ignore_daemonsets=sd.ignore_daemonsets_utilization,
+                ignore_mirror=sd.ignore_mirror_pods_utilization,
+                storage_aware=self.options.storage_aware)
+        return util
 
 
 def is_expendable(pod: Pod, options: Options) -> bool:

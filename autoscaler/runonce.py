@@ -18,7 +18,7 @@ from autoscaler.scaleup.orchestrator import ScaleUpPlan, plan_scale_up
 from autoscaler.templates import TemplateNode
 from cloudproviders.interface import CloudProvider
 from kube.model import ClusterObjects
-from simulator.utilization import Utilization, node_utilization
+from simulator.utilization import Utilization
 
 __all__ = ["LoopDecision", "NodeReport", "run_once"]
 
@@ -44,15 +44,7 @@ class LoopDecision:
 
 
 def _reports(sim: LoopContext) -> list[NodeReport]:
-    sd = sim.options.scale_down
-    out = []
-    for s in sim.state.nodes:
-        util = node_utilization(s.node, sim.pods_by_node.get(s.name, ()), sim.now,
-                                ignore_daemonsets=sd.ignore_daemonsets_utilization,
-                                ignore_mirror=sd.ignore_mirror_pods_utilization,
-                                storage_aware=sim.options.storage_aware)
-        out.append(NodeReport(s.name, s.group, s.node.ready, s.readiness.value, util))
-    return out
+    return [NodeReport(s.name, s.group, s.node.ready, s.readiness.value, sim.utilization(s)) for s in sim.state.nodes]
 
 
 def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options, now: float, *,

@@ -245,8 +245,13 @@ class PredicateChecker:
         serials[lo:n] = current
         return values[lo:n].copy()
 
-    def feasible(self, pod: Pod, plan: VolumePlan, allowed: BoolArray | None = None, lo: int = 0) -> BoolArray:
-        """Mask over nodes ``lo..count`` that pass the vectorizable filters (all but per-node ones)."""
+    def feasible(self, pod: Pod, plan: VolumePlan, allowed: BoolArray | None = None, lo: int = 0, *,
+                 moving: bool = False) -> BoolArray:
+        """Mask over nodes ``lo..count`` that pass the vectorizable filters (all but per-node ones).
+
+        ``moving``: the pod is being rescheduled off its node, so its ``spec.nodeName`` is
+        treated as cleared (upstream clears it before simulating), without copying the pod.
+        """
         snap = self.snapshot
         n = snap.count
         base = snap.base_count
@@ -263,7 +268,7 @@ class PredicateChecker:
         else:
             mask = self._static_extra(sched, lo, n)
         mask &= snap.enabled[lo:n]
-        if pod.node_name:  # NodeName: a pod bound by name fits that node only
+        if pod.node_name and not moving:  # NodeName: a pod bound by name fits that node only
             named = snap.index.get(pod.node_name)
             only = np.zeros(n - lo, np.bool_)
             if named is not None and named >= lo:
@@ -298,9 +303,9 @@ class PredicateChecker:
                     or self.snapshot.anti_affinity_pods)
 
     def find_node(self, pod: Pod, plan: VolumePlan, allowed: BoolArray | None = None,
-                  lo: int = 0) -> int | None:
-        """First node (by index, from ``lo``) where the pod passes every filter."""
-        mask = self.feasible(pod, plan, allowed, lo)
+                  lo: int = 0, *, moving: bool = False) -> int | None:
+        """First node (by index, from ``lo``) where the pod passes every filter (``moving``: see ``feasible``)."""
+        mask = self.feasible(pod, plan, allowed, lo, moving=moving)
         if len(mask) == 0:
             return None
         if not self.needs_node_checks(pod, plan):

@@ -22,7 +22,7 @@ from autoscaler.scaledown.types import ScaleDownMemory, Unremovable
 from kube.convert import parse_label_selector_string
 from kube.model import LabelSelector
 from simulator.drainability import is_guard_pod
-from simulator.utilization import Utilization, is_long_terminating, node_utilization
+from simulator.utilization import Utilization, is_long_terminating
 
 __all__ = ["Candidate", "GroupBudget", "check_eligibility"]
 
@@ -76,10 +76,7 @@ def check_eligibility(sim: LoopContext, memory: ScaleDownMemory) -> tuple[list[C
                 name, "NotUnreadyLongEnough",
                 "unready nodes are never removed (--scale-down-unready-time is negative): local data would be lost"))
             continue
-        util = node_utilization(state.node, sim.pods_by_node.get(name, ()), sim.now,
-                                ignore_daemonsets=sd.ignore_daemonsets_utilization,
-                                ignore_mirror=sd.ignore_mirror_pods_utilization,
-                                storage_aware=sim.options.storage_aware)
+        util = sim.utilization(state)
         if sd.mode == "per-node" and util.value >= sd.utilization_threshold:
             unremovable.append(Unremovable(
                 name, "NotUnderutilized",

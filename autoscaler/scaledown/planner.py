@@ -21,7 +21,6 @@ Pure: reads the loop's ``LoopContext`` and the memory kept between loops, return
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 
@@ -124,10 +123,10 @@ class RemovalPass:
         placed: list[tuple[Pod, str]] = []
         for pod in _moving_order((*drain.to_move, *received)):
             plan = sim.volumes.plan(pod, unpinned=True)
-            # Upstream clears spec.nodeName before rescheduling: a pod bound by name
-            # only fits the node it is leaving.
-            moving = _unbound(pod)
-            dest = checker.find_node(moving, plan, self.allowed)
+            # Upstream clears spec.nodeName before rescheduling (a pod bound by name
+            # would only fit the node it is leaving); the checker does so without a copy.
+            moving = pod
+            dest = checker.find_node(moving, plan, self.allowed, moving=True)
             if dest is None:
                 snap.revert()
                 self.ctx.pdbs.revert()
@@ -147,10 +146,6 @@ class RemovalPass:
             self._moved_by.setdefault(moving.ref, destinations)[moving.ref] = dest_name
             self._received.setdefault(dest_name, []).append(moving)
         return RemovalCandidate(cand.name, cand.group, cand.state.readiness is Readiness.READY, drain, destinations)
-
-
-def _unbound(pod: Pod) -> Pod:
-    return dataclasses.replace(pod, node_name="") if pod.node_name else pod
 
 
 def _moving_order(pods: tuple[Pod, ...]) -> list[Pod]:
