@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kube.convert.errors import FieldError, InputError, Json, object_ref
+from kube.convert.fields import as_map, as_str, describe, name_of, string_map
 from kube.convert.memo import Memos
 from kube.convert.nodes import convert_node
 from kube.convert.pods import convert_pod
@@ -28,18 +29,25 @@ from kube.names import PRIORITY_CONFIGMAP, StorageNames
 
 __all__ = ["Converter"]
 
+#: Kinds whose namespace defaults to ``default`` (the others are cluster-scoped, or
+#: namespaced without a default as CSIStorageCapacity in the model).
+_NAMESPACED = frozenset(("Pod", "PersistentVolumeClaim", "PodDisruptionBudget", "ConfigMap", *CONTROLLER_KINDS))
+
 
 class Converter:
     """Accumulates converted objects into a ``ClusterObjects``.
 
     Repeated values (requests, times, owners, scheduling constraints) are memoized
-    in tables this converter owns, each bounded, so a long-lived converter does not grow.
+    in tables this converter owns, each bounded, so a long-lived converter does not
+    grow. An object that appears twice (same kind, namespace and name) is an error:
+    keeping either copy would be a guess.
     """
 
     def __init__(self, names: StorageNames) -> None:
         self.names = names
         self.objects = ClusterObjects()
         self.memos = Memos()
+        self._seen: dict[tuple[str, str, str], str] = {}
         self._handlers: dict[str, Callable[[Json], None]] = {
             "Pod": self._pod,
             "Node": self._node,
@@ -60,16 +68,37 @@ class Converter:
     def add(self, obj: object, source: str) -> None:
         """Convert one object; unknown kinds are ignored (a kubectl dump holds many)."""
         if not isinstance(obj, dict):
-            raise InputError(source, "", "", f"expected a Kubernetes object, got {type(obj).__name__}")
-        handler = self._handlers.get(obj.get("kind"))  # type: ignore[arg-type]
+            raise InputError(source, "", "", f"expected a Kubernetes object (a map), got {describe(obj)}")
+        kind = obj.get("kind")
+        if type(kind) is not str or not kind:
+            field_error = FieldError("kind", "required" if kind is None or kind == "" else
+                                     f"expected a string, got {describe(kind)}")
+            raise InputError(source, object_ref(obj), field_error.field, field_error.message)
+        handler = self._handlers.get(kind)
         if handler is None:
             return
         try:
+            self._unique(obj, kind, source)
             handler(obj)
         except FieldError as exc:
             raise InputError(source, object_ref(obj), exc.field, exc.message) from None
-        except (TypeError, AttributeError, ValueError, KeyError) as exc:
-            raise InputError(source, object_ref(obj), "", f"malformed object ({exc})") from None
+        except (TypeError, AttributeError, ValueError, KeyError, OverflowError, RecursionError) as exc:
+            # A safety net only: every field reader raises FieldError on bad input.
+            raise InputError(source, object_ref(obj), "", f"unreadable object ({type(exc).__name__})") from None
+
+    def _unique(self, obj: Json, kind: str, source: str) -> None:
+        meta = as_map(obj.get("metadata"), "metadata")
+        name = name_of(meta)
+        namespace = as_str(meta.get("namespace"), "metadata.namespace")
+        if not namespace and kind in _NAMESPACED:
+            namespace = "default"
+        key = (kind, namespace, name)
+        first = self._seen.get(key)
+        if first is not None:
+            where = "" if first == source else f" (first in {first})"
+            raise FieldError("metadata.name", f"{kind} {namespace + '/' if namespace else ''}{name} "
+                                              f"appears twice{where}")
+        self._seen[key] = source
 
     # --- handlers -------------------------------------------------------
     def _pod(self, obj: Json) -> None:
@@ -105,16 +134,16 @@ class Converter:
         self.objects.csi_nodes[node.name] = node
 
     def _namespace(self, obj: Json) -> None:
-        meta = obj.get("metadata") or {}
-        self.objects.namespaces[str(meta.get("name"))] = meta.get("labels") or {}
+        meta = as_map(obj.get("metadata"), "metadata")
+        self.objects.namespaces[name_of(meta)] = string_map(meta.get("labels"), "metadata.labels")
 
     def _configmap(self, obj: Json) -> None:
-        meta = obj.get("metadata") or {}
-        if meta.get("name") == PRIORITY_CONFIGMAP:
-            data = obj.get("data") or {}
+        meta = as_map(obj.get("metadata"), "metadata")
+        if name_of(meta) == PRIORITY_CONFIGMAP:
+            data = string_map(obj.get("data"), "data")
             if "priorities" not in data:
                 raise FieldError("data.priorities", "the priority expander's ConfigMap needs this key")
-            self.objects.priority_config = str(data["priorities"])
+            self.objects.priority_config = data["priorities"]
 
     def _controller(self, obj: Json) -> None:
         controller = convert_controller(obj, self.memos)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kube.convert.errors import FieldError, Json
+from kube.convert.fields import as_list, as_map, as_str, describe
 from kube.convert.fields import cpu as _cpu
 from kube.convert.fields import qty as _qty
 from kube.convert.memo import Memo
@@ -16,12 +17,16 @@ __all__ = ["pod_requests", "resource_list"]
 def resource_list(raw: object, field: str) -> Resources:
     """A ``ResourceList`` (``{cpu: 2, memory: 4Gi, ...}``) as integers."""
     if not raw:
-        return Resources()
-    if not isinstance(raw, dict):
-        raise FieldError(field, f"expected a map of quantities, got {raw!r}")
+        if raw is None or raw == {}:
+            return Resources()
+        raise FieldError(field, f"expected a map of quantities, got {describe(raw)}")
+    if type(raw) is not dict:
+        raise FieldError(field, f"expected a map of quantities, got {describe(raw)}")
     cpu = memory = eph = pods = 0
     extended: list[tuple[str, int]] = []
     for name, value in raw.items():
+        if type(name) is not str:
+            raise FieldError(field, f"resource name {describe(name)} is not a string")
         if name == "cpu":
             cpu = _cpu(value, f"{field}.cpu")
         elif name == "memory":
@@ -30,8 +35,10 @@ def resource_list(raw: object, field: str) -> Resources:
             eph = _qty(value, f"{field}.ephemeral-storage")
         elif name == "pods":
             pods = _qty(value, f"{field}.pods")
-        elif "/" in name and not name.startswith(("hugepages-", "attachable-volumes-")):
-            extended.append((name, _qty(value, f"{field}.{name}")))
+        else:
+            amount = _qty(value, f"{field}.{name}")
+            if "/" in name and not name.startswith(("hugepages-", "attachable-volumes-")):
+                extended.append((name, amount))
     return Resources(cpu, memory, eph, pods, tuple(sorted(extended)))
 
 
@@ -65,28 +72,36 @@ def _max(a: Resources, b: Resources) -> Resources:
     )
 
 
-def _container_requests(container: Json, field: str, memo: Memo[tuple[Any, ...], Resources] | None) -> Resources:
+def _container_requests(container: object, field: str, memo: Memo[tuple[Any, ...], Resources] | None) -> Resources:
+    if type(container) is not dict:
+        raise FieldError(field, f"expected a container (a map), got {describe(container)}")
     res = container.get("resources")
     if not res:
+        as_map(res, f"{field}.resources")
         return Resources()
-    requests = res.get("requests")
-    limits = res.get("limits")
+    res = as_map(res, f"{field}.resources")
+    requests = as_map(res.get("requests"), f"{field}.resources.requests")
+    limits = as_map(res.get("limits"), f"{field}.resources.limits")
     if limits:
-        # API-server defaulting: a limit without a request is also the request.
+        # Limits are validated whole; a limit without a request is also the request
+        # (API-server defaulting).
+        resource_list(limits, f"{field}.resources.limits")
         merged = dict(limits)
-        merged.update(requests or {})
+        merged.update(requests)
         requests = merged
     if not requests:
         return Resources()
     if len(requests) <= 2 and "cpu" in requests and "memory" in requests:
-        key = (requests["cpu"], requests["memory"])
-        cached = memo.get(key) if memo is not None else None
+        cpu, memory = requests["cpu"], requests["memory"]
+        # Only strings are memoized: 1 == 1.0 == True as dict keys, but not as quantities.
+        key = (cpu, memory) if type(cpu) is str and type(memory) is str else None
+        cached = memo.get(key) if memo is not None and key is not None else None
         if cached is None:
             cached = Resources(
-                _cpu(requests["cpu"], f"{field}.resources.requests.cpu"),
-                _qty(requests["memory"], f"{field}.resources.requests.memory"),
+                _cpu(cpu, f"{field}.resources.requests.cpu"),
+                _qty(memory, f"{field}.resources.requests.memory"),
             )
-            if memo is not None:
+            if memo is not None and key is not None:
                 memo.put(key, cached)
         return cached
     return resource_list(requests, f"{field}.resources.requests")
@@ -99,17 +114,20 @@ def pod_requests(spec: Json, memo: Memo[tuple[Any, ...], Resources] | None = Non
     (restartable init containers) started before it; sidecars run for the pod's
     life and add to the containers; pod overhead adds on top.
     """
-    containers: list[Json] = spec.get("containers") or []
-    if len(containers) == 1 and not spec.get("initContainers") and not spec.get("overhead"):
+    containers = as_list(spec.get("containers"), "spec.containers")
+    init = spec.get("initContainers")
+    if len(containers) == 1 and not init and not spec.get("overhead"):
+        if init is not None:
+            as_list(init, "spec.initContainers")
         return _container_requests(containers[0], "spec.containers[0]", memo)
     total = Resources()
     for i, c in enumerate(containers):
         total = _add(total, _container_requests(c, f"spec.containers[{i}]", memo))
     sidecars = Resources()
     init_peak = Resources()
-    for i, c in enumerate(spec.get("initContainers") or ()):
+    for i, c in enumerate(as_list(init, "spec.initContainers")):
         req = _container_requests(c, f"spec.initContainers[{i}]", memo)
-        if c.get("restartPolicy") == "Always":
+        if as_str(c.get("restartPolicy"), f"spec.initContainers[{i}].restartPolicy") == "Always":
             sidecars = _add(sidecars, req)
             init_peak = _max(init_peak, sidecars)
         else:
@@ -118,5 +136,3 @@ def pod_requests(spec: Json, memo: Memo[tuple[Any, ...], Resources] | None = Non
     if spec.get("overhead"):
         total = _add(total, resource_list(spec["overhead"], "spec.overhead"))
     return total
-
-

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kube.convert.errors import FieldError, Json
+from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of
 from kube.convert.fields import qty as _qty
 from kube.convert.selectors import label_selector, node_selector
 from kube.model import (
@@ -21,99 +22,128 @@ from kube.model import (
 __all__ = ["convert_csi_capacity", "convert_csi_driver", "convert_csi_node", "convert_pv", "convert_pvc",
            "convert_storage_class"]
 
+_ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
+
 
 def _access_modes(spec: Json) -> tuple[str, ...]:
-    return tuple(str(m) for m in spec.get("accessModes") or ())
+    out = []
+    for i, mode in enumerate(as_list(spec.get("accessModes"), "spec.accessModes")):
+        mode = as_str(mode, f"spec.accessModes[{i}]")
+        if mode not in _ACCESS_MODES:
+            raise FieldError(f"spec.accessModes[{i}]", f"unknown access mode {describe(mode)} "
+                                                       f"(one of {', '.join(_ACCESS_MODES)})")
+        out.append(mode)
+    return tuple(out)
+
+
+def _class_name(spec: Json) -> str | None:
+    cls = spec.get("storageClassName")
+    return None if cls is None else as_str(cls, "spec.storageClassName")
 
 
 def convert_pvc(obj: Json) -> PersistentVolumeClaim:
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    requests = (spec.get("resources") or {}).get("requests") or {}
-    storage = requests.get("storage")
-    cls = spec.get("storageClassName")
+    meta = as_map(obj.get("metadata"), "metadata")
+    spec = as_map(obj.get("spec"), "spec")
+    resources = as_map(spec.get("resources"), "spec.resources")
+    storage = as_map(resources.get("requests"), "spec.resources.requests").get("storage")
     return PersistentVolumeClaim(
-        namespace=str(meta.get("namespace") or "default"),
-        name=str(meta.get("name") or ""),
-        storage_class=None if cls is None else str(cls),
+        namespace=as_str(meta.get("namespace"), "metadata.namespace") or "default",
+        name=name_of(meta),
+        storage_class=_class_name(spec),
         request=_qty(storage, "spec.resources.requests.storage") if storage is not None else 0,
-        volume_name=str(spec.get("volumeName") or ""),
-        phase=str((obj.get("status") or {}).get("phase") or "Pending"),
+        volume_name=as_str(spec.get("volumeName"), "spec.volumeName"),
+        phase=as_str(as_map(obj.get("status"), "status").get("phase"), "status.phase") or "Pending",
         access_modes=_access_modes(spec),
     )
 
 
 def convert_pv(obj: Json) -> PersistentVolume:
-    meta = obj.get("metadata") or {}
-    spec = obj.get("spec") or {}
-    storage = (spec.get("capacity") or {}).get("storage")
+    meta = as_map(obj.get("metadata"), "metadata")
+    spec = as_map(obj.get("spec"), "spec")
+    storage = as_map(spec.get("capacity"), "spec.capacity").get("storage")
     ref = spec.get("claimRef")
     if "csi" in spec:
-        driver = str((spec.get("csi") or {}).get("driver") or "")
+        driver = as_str(as_map(spec.get("csi"), "spec.csi").get("driver"), "spec.csi.driver")
     elif "local" in spec:
         driver = "local"
     elif "hostPath" in spec:
         driver = "hostPath"
     else:
         driver = ""
-    affinity = (spec.get("nodeAffinity") or {}).get("required")
-    cls = spec.get("storageClassName")
+    affinity = as_map(spec.get("nodeAffinity"), "spec.nodeAffinity").get("required")
+    claim = None
+    if ref is not None:
+        ref = as_map(ref, "spec.claimRef")
+        claim = (as_str(ref.get("namespace"), "spec.claimRef.namespace") or "default",
+                 as_str(ref.get("name"), "spec.claimRef.name"))
     return PersistentVolume(
-        name=str(meta.get("name") or ""),
-        storage_class=None if cls is None else str(cls),
+        name=name_of(meta),
+        storage_class=_class_name(spec),
         capacity=_qty(storage, "spec.capacity.storage") if storage is not None else 0,
         node_affinity=node_selector(affinity, "spec.nodeAffinity.required"),
-        claim=(str(ref.get("namespace") or "default"), str(ref.get("name") or "")) if ref else None,
-        phase=str((obj.get("status") or {}).get("phase") or "Available"),
+        claim=claim,
+        phase=as_str(as_map(obj.get("status"), "status").get("phase"), "status.phase") or "Available",
         access_modes=_access_modes(spec),
         driver=driver,
     )
 
 
 def convert_storage_class(obj: Json) -> StorageClass:
-    meta = obj.get("metadata") or {}
-    mode = obj.get("volumeBindingMode") or "Immediate"
+    meta = as_map(obj.get("metadata"), "metadata")
+    name = name_of(meta)
+    mode = as_str(obj.get("volumeBindingMode"), "volumeBindingMode") or "Immediate"
     try:
         binding = BindingMode(mode)
     except ValueError:
-        raise FieldError("volumeBindingMode", f"unknown mode {mode!r}") from None
-    topologies = obj.get("allowedTopologies")
+        raise FieldError("volumeBindingMode", f"unknown mode {describe(mode)}") from None
+    topologies = as_list(obj.get("allowedTopologies"), "allowedTopologies")
     allowed = None
     if topologies:
         terms = []
-        for term in topologies:
-            reqs = tuple(
-                Requirement(str(e.get("key")), "In", tuple(str(v) for v in e.get("values") or ()))
-                for e in term.get("matchLabelExpressions") or ()
-            )
-            terms.append(NodeSelectorTerm(reqs))
+        for i, term in enumerate(topologies):
+            f = f"allowedTopologies[{i}]"
+            exprs = as_list(as_map(term, f).get("matchLabelExpressions"), f"{f}.matchLabelExpressions")
+            reqs = []
+            for j, e in enumerate(exprs):
+                g = f"{f}.matchLabelExpressions[{j}]"
+                e = as_map(e, g)
+                key = as_str(e.get("key"), f"{g}.key")
+                if not key:
+                    raise FieldError(f"{g}.key", "required")
+                values = tuple(as_str(v, f"{g}.values[{k}]")
+                               for k, v in enumerate(as_list(e.get("values"), f"{g}.values")))
+                reqs.append(Requirement(key, "In", values))
+            terms.append(NodeSelectorTerm(tuple(reqs)))
         allowed = NodeSelector(tuple(terms))
-    return StorageClass(str(meta.get("name") or ""), str(obj.get("provisioner") or ""), binding, allowed)
+    return StorageClass(name, as_str(obj.get("provisioner"), "provisioner"), binding, allowed)
 
 
 def convert_csi_capacity(obj: Json) -> CSIStorageCapacity:
-    meta = obj.get("metadata") or {}
+    meta = as_map(obj.get("metadata"), "metadata")
     cap = obj.get("capacity")
     max_size = obj.get("maximumVolumeSize")
     return CSIStorageCapacity(
-        namespace=str(meta.get("namespace") or ""),
-        name=str(meta.get("name") or ""),
-        storage_class=str(obj.get("storageClassName") or ""),
+        namespace=as_str(meta.get("namespace"), "metadata.namespace"),
+        name=name_of(meta),
+        storage_class=as_str(obj.get("storageClassName"), "storageClassName"),
         node_topology=label_selector(obj.get("nodeTopology"), "nodeTopology"),
         capacity=_qty(cap, "capacity") if cap is not None else None,
         maximum_volume_size=_qty(max_size, "maximumVolumeSize") if max_size is not None else None,
     )
 
 
-
-
 def convert_csi_driver(obj: Json) -> CSIDriver:
-    name = str((obj.get("metadata") or {}).get("name") or "")
-    capacity = bool((obj.get("spec") or {}).get("storageCapacity"))
-    return CSIDriver(name, capacity)
+    name = name_of(as_map(obj.get("metadata"), "metadata"))
+    spec = as_map(obj.get("spec"), "spec")
+    return CSIDriver(name, as_bool(spec.get("storageCapacity"), "spec.storageCapacity"))
 
 
 def convert_csi_node(obj: Json) -> CSINode:
-    name = str((obj.get("metadata") or {}).get("name") or "")
-    drivers = tuple(str(d.get("name")) for d in (obj.get("spec") or {}).get("drivers") or ())
-    return CSINode(name, drivers)
+    name = name_of(as_map(obj.get("metadata"), "metadata"))
+    drivers = []
+    for i, d in enumerate(as_list(as_map(obj.get("spec"), "spec").get("drivers"), "spec.drivers")):
+        driver = as_str(as_map(d, f"spec.drivers[{i}]").get("name"), f"spec.drivers[{i}].name")
+        if not driver:
+            raise FieldError(f"spec.drivers[{i}].name", "required")
+        drivers.append(driver)
+    return CSINode(name, tuple(drivers))
