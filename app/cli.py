@@ -86,6 +86,24 @@ def _load_without_collector(paths: Sequence[str], options: Options) -> ClusterOb
             gc.enable()
 
 
+def _priority_config(path: str) -> str:
+    """The ``--priority-config`` file, read within the input limits and parsed now, so a bad
+    file stops ``plan`` with one line instead of being found (or ignored) mid-decision."""
+    from autoscaler.expander.priority import PriorityConfigError, parse_priorities
+    from kube.convert import InputError
+    from kube.documents import check_yaml, read_text
+
+    text = read_text(path)
+    check_yaml(path, text)
+    try:
+        parse_priorities(text)
+    except PriorityConfigError as exc:
+        raise InputError(path, "", "--priority-config", str(exc)) from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(path, "", "--priority-config", f"unreadable ({type(exc).__name__})") from None
+    return text
+
+
 def _plan(args: argparse.Namespace, options: Options) -> int:
     from app.plan_output import to_json, to_text
     from autoscaler.runonce import run_once
@@ -94,14 +112,12 @@ def _plan(args: argparse.Namespace, options: Options) -> int:
 
     now = _now(args.now)
     try:
-        objects = _load_without_collector(args.snapshots, options)
+        priorities = None
         if options.priority_config_file is not None:
-            try:
-                with open(options.priority_config_file, encoding="utf-8") as handle:
-                    objects.priority_config = handle.read()
-            except OSError as exc:
-                raise ConfigError(f"--priority-config: cannot read {options.priority_config_file}: "
-                                  f"{exc.strerror}") from None
+            priorities = _priority_config(options.priority_config_file)
+        objects = _load_without_collector(args.snapshots, options)
+        if priorities is not None:
+            objects.priority_config = priorities
     except InputError as exc:
         sys.stderr.write(f"autoscaler plan: {exc}\n")
         return EXIT_BAD_INPUT
