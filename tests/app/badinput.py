@@ -10,7 +10,6 @@ from typing import Any
 
 import yaml
 
-
 Json = dict[str, Any]
 NOW_FLAG = "--now=2026-06-01T12:00:00Z"
 T0 = "2026-05-01T00:00:00Z"

@@ -116,7 +116,7 @@ P = "Pod/default/p1"
     pytest.param("Namespace", "metadata.labels", {"team": 5}, "Namespace/default", "metadata.labels.team",
                  id="namespace-label-number"),
 ])
-def test_bad_field(cli: Run, tmp_path: Path, kind: str, path: str, value: Any, ref: str, field: str) -> None:
+def test_bad_field(cli: Run, tmp_path: Path, *, kind: str, path: str, value: Any, ref: str, field: str) -> None:
     snapshot = write(tmp_path, broken(kind, path, value))
     assert_one_line_error(cli(["plan", snapshot, NOW_FLAG]), f"autoscaler plan: {snapshot}: {ref}: {field}: ")
 

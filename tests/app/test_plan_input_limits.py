@@ -108,4 +108,4 @@ def test_negative_unready_time_keeps_its_meaning(cli: Run, tmp_path: Path) -> No
     pytest.param("--expendable-pods-priority-cutoff=\u0661", id="non-ascii-cutoff"),
 ])
 def test_non_ascii_digits_in_flags(cli: Run, tmp_path: Path, flag: str) -> None:
-    assert_one_line_error(cli(["plan", write(tmp_path, dump(base())), NOW_FLAG, flag]), flag.split("=")[0])
+    assert_one_line_error(cli(["plan", write(tmp_path, dump(base())), NOW_FLAG, flag]), flag.split("=", maxsplit=1)[0])
