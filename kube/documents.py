@@ -31,6 +31,7 @@ MAX_DEPTH = 100
 MAX_ALIAS_EXPANSION = 1_000_000
 
 _CLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
 
 
 def read_text(path: str, what: str = "") -> str:
@@ -79,49 +80,71 @@ def _yaml_error(path: str, exc: yaml.YAMLError) -> InputError:
     return InputError(path, "", "", f"invalid YAML{where}: {' '.join(str(problem).split())}")
 
 
+class _Open:
+    """A collection being scanned: its anchor, expanded size, and (maps) keys seen so far."""
+
+    __slots__ = ("anchor", "keys", "size", "want_key")
+
+    def __init__(self, anchor: str | None, mapping: bool) -> None:
+        self.anchor, self.size = anchor, 1
+        self.keys: set[str] | None = set() if mapping else None
+        self.want_key = mapping
+
+
+def _fail(path: str, event: Any, problem: str) -> InputError:
+    return InputError(path, "", "", f"invalid YAML at line {event.start_mark.line + 1}: {problem}")
+
+
 def check_yaml(path: str, text: str) -> None:
-    """Scan the event stream for nesting, recursive aliases and alias expansion; raise ``InputError``."""
-    depth = 0
-    open_nodes: list[list[Any]] = []  # [anchor, size] of each open collection
+    """Scan the event stream for nesting, duplicate keys, recursive aliases and alias expansion.
+
+    Raises ``InputError``. Duplicate keys are refused because a YAML loader keeps the
+    last silently, and the API server's strict decoding refuses them.
+    """
+    stack: list[_Open] = []
     sizes: dict[str, int] = {}
     expansion = 0
     try:
         events: Iterator[Any] = yaml.parse(text, Loader=_CLoader)
         for event in events:
             kind = type(event)
+            if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                done = stack.pop()
+                if done.anchor is not None:
+                    sizes[done.anchor] = done.size
+                if stack:
+                    stack[-1].size += done.size
+                continue
+            if kind not in _NODE_EVENTS:
+                continue
+            parent = stack[-1] if stack else None
+            if parent is not None and parent.keys is not None:
+                if parent.want_key and kind is yaml.ScalarEvent and event.value != "<<":
+                    if event.value in parent.keys:
+                        raise _fail(path, event, f"duplicate key {event.value[:60]!r}")
+                    parent.keys.add(event.value)
+                parent.want_key = not parent.want_key
             if kind is yaml.ScalarEvent:
-                if open_nodes:
-                    open_nodes[-1][1] += 1
+                if parent is not None:
+                    parent.size += 1
                 if event.anchor is not None:
                     sizes[event.anchor] = 1
-            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
-                depth += 1
-                if depth > MAX_DEPTH:
-                    mark = event.start_mark
-                    raise InputError(path, "", "", f"invalid YAML at line {mark.line + 1}: nested deeper than "
-                                                   f"the limit of {MAX_DEPTH} levels")
-                open_nodes.append([event.anchor, 1])
-            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-                depth -= 1
-                anchor, size = open_nodes.pop()
-                if anchor is not None:
-                    sizes[anchor] = size
-                if open_nodes:
-                    open_nodes[-1][1] += size
             elif kind is yaml.AliasEvent:
-                mark = event.start_mark
                 size = sizes.get(event.anchor)
                 if size is None:
-                    recursive = any(node[0] == event.anchor for node in open_nodes)
-                    problem = "an alias refers to a node that contains it" if recursive else \
-                        f"unknown alias {event.anchor!r}"
-                    raise InputError(path, "", "", f"invalid YAML at line {mark.line + 1}: {problem}")
+                    recursive = any(node.anchor == event.anchor for node in stack)
+                    raise _fail(path, event, "an alias refers to a node that contains it" if recursive
+                                else f"unknown alias {event.anchor!r}")
                 expansion += size
                 if expansion > MAX_ALIAS_EXPANSION:
-                    raise InputError(path, "", "", f"invalid YAML at line {mark.line + 1}: aliases expand to "
-                                                   f"more than the limit of {MAX_ALIAS_EXPANSION} nodes")
-                if open_nodes:
-                    open_nodes[-1][1] += size
+                    raise _fail(path, event, f"aliases expand to more than the limit of {MAX_ALIAS_EXPANSION} "
+                                             "nodes")
+                if parent is not None:
+                    parent.size += size
+            else:
+                if len(stack) >= MAX_DEPTH:
+                    raise _fail(path, event, f"nested deeper than the limit of {MAX_DEPTH} levels")
+                stack.append(_Open(event.anchor, kind is yaml.MappingStartEvent))
     except yaml.YAMLError as exc:
         raise _yaml_error(path, exc) from None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kube.convert.errors import FieldError, InputError, Json, object_ref
-from kube.convert.fields import as_map, as_str, describe, name_of, string_map
+from kube.convert.fields import as_map, as_str, describe, name_of, parse_time, string_map
 from kube.convert.memo import Memos
 from kube.convert.nodes import convert_node
 from kube.convert.pods import convert_pod
@@ -31,6 +31,7 @@ __all__ = ["Converter"]
 
 #: Kinds whose namespace defaults to ``default`` (the others are cluster-scoped, or
 #: namespaced without a default as CSIStorageCapacity in the model).
+_CHECKED_BY_CONVERTER = frozenset(("Pod", "Node"))
 _NAMESPACED = frozenset(("Pod", "PersistentVolumeClaim", "PodDisruptionBudget", "ConfigMap", *CONTROLLER_KINDS))
 
 
@@ -87,8 +88,16 @@ class Converter:
             raise InputError(source, object_ref(obj), "", f"unreadable object ({type(exc).__name__})") from None
 
     def _unique(self, obj: Json, kind: str, source: str) -> None:
+        api_version = obj.get("apiVersion")
+        if api_version is not None and type(api_version) is not str:
+            raise FieldError("apiVersion", f"expected a string, got {describe(api_version)}")
         meta = as_map(obj.get("metadata"), "metadata")
         name = name_of(meta)
+        if kind not in _CHECKED_BY_CONVERTER:
+            # Pods and nodes read their metadata themselves (the hot path); check the rest here.
+            string_map(meta.get("labels"), "metadata.labels")
+            string_map(meta.get("annotations"), "metadata.annotations")
+            parse_time(meta.get("creationTimestamp"), "metadata.creationTimestamp", self.memos.times)
         namespace = as_str(meta.get("namespace"), "metadata.namespace")
         if not namespace and kind in _NAMESPACED:
             namespace = "default"

@@ -15,6 +15,7 @@ from kube.convert.fields import (
     describe,
     name_of,
     parse_time,
+    qty,
     string_map,
 )
 from kube.convert.memo import Memos
@@ -216,7 +217,10 @@ def _volumes(raw: object, pod_name: str) -> tuple[tuple[str, ...], tuple[tuple[s
             as_map(v.get("hostPath"), f"{f}.hostPath")
             local.append((name, VolumeSource.HOST_PATH))
         elif "emptyDir" in v:
-            medium = as_str(as_map(v.get("emptyDir"), f"{f}.emptyDir").get("medium"), f"{f}.emptyDir.medium")
+            empty_dir = as_map(v.get("emptyDir"), f"{f}.emptyDir")
+            if empty_dir.get("sizeLimit") is not None:
+                qty(empty_dir["sizeLimit"], f"{f}.emptyDir.sizeLimit")
+            medium = as_str(empty_dir.get("medium"), f"{f}.emptyDir.medium")
             if medium != "Memory":
                 local.append((name, VolumeSource.EMPTY_DIR))
         elif "ephemeral" in v:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kube.convert.errors import FieldError, Json
 from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of
 from kube.convert.fields import qty as _qty
+from kube.convert.resources import resource_list
 from kube.convert.selectors import label_selector, node_selector
 from kube.model import (
     BindingMode,
@@ -46,6 +47,9 @@ def convert_pvc(obj: Json) -> PersistentVolumeClaim:
     spec = as_map(obj.get("spec"), "spec")
     resources = as_map(spec.get("resources"), "spec.resources")
     storage = as_map(resources.get("requests"), "spec.resources.requests").get("storage")
+    limits = resources.get("limits")
+    if limits is not None:
+        resource_list(limits, "spec.resources.limits")
     return PersistentVolumeClaim(
         namespace=as_str(meta.get("namespace"), "metadata.namespace") or "default",
         name=name_of(meta),

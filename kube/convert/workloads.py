@@ -44,8 +44,14 @@ def convert_controller(obj: Json, memos: Memos | None = None) -> Controller:
     namespace = as_str(meta.get("namespace"), "metadata.namespace") or "default"
     name = name_of(meta)
     uid = as_str(meta.get("uid"), "metadata.uid")
+    label_selector(spec.get("selector"), "spec.selector")
     template = None
-    if kind == "DaemonSet":
+    if kind != "DaemonSet":
+        tmpl = as_map(spec.get("template"), "spec.template")
+        as_map(tmpl.get("spec"), "spec.template.spec")
+        string_map(as_map(tmpl.get("metadata"), "spec.template.metadata").get("labels"),
+                   "spec.template.metadata.labels")
+    else:
         tmpl = as_map(spec.get("template"), "spec.template")
         tmeta = dict(as_map(tmpl.get("metadata"), "spec.template.metadata"))
         tmeta.update({"name": f"{name}-template", "namespace": namespace, "ownerReferences": [
