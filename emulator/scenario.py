@@ -258,7 +258,9 @@ def parse_scenario(docs: list[Json], source: str) -> Scenario:
     raw = found[0]
     meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
     raw_name = (meta or {}).get("name")
-    name = raw_name if isinstance(raw_name, str) else ""
+    if raw_name is not None and not isinstance(raw_name, str):
+        raise InputError(source, f"{SCENARIO_KIND}/?", "metadata.name", f"expected a string, got {raw_name!r:.40}")
+    name = raw_name or ""
     ref = f"{SCENARIO_KIND}/{name or '?'}"
     if raw.get("apiVersion") != SCENARIO_API:
         raise InputError(source, ref, "apiVersion", f"expected {SCENARIO_API}, got {raw.get('apiVersion')!r}")
