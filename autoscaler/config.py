@@ -37,11 +37,26 @@ def _bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (true or false)")
 
 
-def _duration_arg(text: str) -> float:
+def _signed_duration_arg(text: str) -> float:
     try:
         return parse_duration(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _duration_arg(text: str) -> float:
+    """A duration that may not be negative (only ``--scale-down-unready-time`` gives a sign a meaning)."""
+    value = _signed_duration_arg(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative (a duration here must not be)")
+    return value
+
+
+def _int(text: str) -> int:
+    stripped = text.strip()
+    if not (stripped.lstrip("+-").isascii() and stripped.lstrip("+-").isdigit()) or len(stripped) > 20:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
+    return int(stripped)
 
 
 def _ratio(text: str) -> float:
@@ -49,23 +64,20 @@ def _ratio(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
+    if not text.isascii() or not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"{value} is not between 0 and 1")
     return value
 
 
 def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = _int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} is negative")
     return value
 
 
 def _min_max(text: str) -> tuple[int, int]:
-    match = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", text)
+    match = re.fullmatch(r"\s*(\d{1,18})\s*:\s*(\d{1,18})\s*", text, re.ASCII)
     if not match or int(match.group(1)) > int(match.group(2)):
         raise argparse.ArgumentTypeError(f"{text!r} is not MIN:MAX with MIN <= MAX")
     return int(match.group(1)), int(match.group(2))
@@ -173,7 +185,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     add("--max-nodegroup-binpacking-duration", type=_duration_arg, default=d_up.max_binpacking_seconds)
     add("--balance-similar-node-groups", type=_bool, nargs="?", const=True, default=d_up.balance_similar)
     add("--balancing-ignore-label", action="append", default=[])
-    add("--expendable-pods-priority-cutoff", type=int, default=d_up.expendable_priority_cutoff)
+    add("--expendable-pods-priority-cutoff", type=_int, default=d_up.expendable_priority_cutoff)
     add("--max-node-provision-time", type=_duration_arg, default=d_up.max_node_provision_seconds)
     add("--max-node-startup-time", type=_duration_arg, default=d_up.max_node_startup_seconds)
     add("--new-pod-scale-up-delay", type=_duration_arg, default=d_up.new_pod_scale_up_delay)
@@ -182,7 +194,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     add("--scale-down-utilization-threshold", type=_ratio, default=d_down.utilization_threshold)
     add("--scale-down-storage-utilization-threshold", type=_ratio, default=d_down.storage_utilization_threshold)
     add("--scale-down-unneeded-time", type=_duration_arg, default=d_down.unneeded_seconds)
-    add("--scale-down-unready-time", type=_duration_arg, default=d_down.unready_seconds)
+    add("--scale-down-unready-time", type=_signed_duration_arg, default=d_down.unready_seconds)
     add("--scale-down-unready-enabled", type=_bool, nargs="?", const=True, default=d_down.unready_enabled)
     add("--scale-down-delay-after-add", type=_duration_arg, default=d_down.delay_after_add)
     add("--scale-down-delay-after-delete", type=_duration_arg, default=d_down.delay_after_delete)
@@ -213,7 +225,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     add("--storage-guard-pod-selector", default=d_st.guard_pod_selector)
     add("--scan-interval", type=_duration_arg, default=10.0)
     add("--priority-config", default=None, metavar="FILE")
-    add("--random-seed", type=int, default=None, help="seed of the random expander (reproducible runs)")
+    add("--random-seed", type=_int, default=None, help="seed of the random expander (reproducible runs)")
 
 
 def options_from_args(args: argparse.Namespace) -> Options:

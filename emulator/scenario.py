@@ -37,7 +37,8 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from kube.convert import InputError
+from kube.convert import InputError, object_ref
+from kube.documents import read_text, yaml_documents
 from kube.duration import parse_duration
 
 __all__ = [
@@ -201,13 +202,8 @@ _StringTimesLoader.yaml_implicit_resolvers = {
 
 
 def _documents(source: str, text: str) -> Iterator[object]:
-    try:
-        yield from yaml.load_all(text, Loader=_StringTimesLoader)  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(source, "", "", f"invalid YAML{where}: {problem}") from None
+    # Size, nesting and alias limits first (kube.documents), as plan reads snapshots.
+    return yaml_documents(source, text, loader=_StringTimesLoader)  # a SafeLoader subclass
 
 
 def _flatten(doc: object, source: str, out: list[Json]) -> None:
@@ -219,11 +215,14 @@ def _flatten(doc: object, source: str, out: list[Json]) -> None:
         return
     if not isinstance(doc, dict):
         raise InputError(source, "", "", f"expected a Kubernetes object, got {type(doc).__name__}")
-    if str(doc.get("kind", "")).endswith("List") and "items" in doc:
+    kind = doc.get("kind")
+    if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
         items = doc.get("items") or []
         if not isinstance(items, list):
-            raise InputError(source, str(doc.get("kind")), "items", "expected a list")
+            raise InputError(source, kind, "items", "expected a list")
         for item in items:
+            if isinstance(item, dict) and "kind" not in item and kind != "List":
+                item["kind"] = kind[:-len("List")]  # a typed list (PodList): items carry no kind
             _flatten(item, source, out)
         return
     out.append(doc)
@@ -254,11 +253,14 @@ def parse_scenario(docs: list[Json], source: str) -> Scenario:
     if not found:
         raise InputError(source, "", "", f"no {SCENARIO_KIND} object (apiVersion {SCENARIO_API}) in the file")
     if len(found) > 1:
-        raise InputError(source, f"{SCENARIO_KIND}/{(found[1].get('metadata') or {}).get('name', '?')}", "",
+        raise InputError(source, object_ref(found[1]), "",
                          f"a file holds exactly one {SCENARIO_KIND} object, found {len(found)}")
     raw = found[0]
     meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-    name = str((meta or {}).get("name") or "")
+    raw_name = (meta or {}).get("name")
+    if raw_name is not None and not isinstance(raw_name, str):
+        raise InputError(source, f"{SCENARIO_KIND}/?", "metadata.name", f"expected a string, got {raw_name!r:.40}")
+    name = raw_name or ""
     ref = f"{SCENARIO_KIND}/{name or '?'}"
     if raw.get("apiVersion") != SCENARIO_API:
         raise InputError(source, ref, "apiVersion", f"expected {SCENARIO_API}, got {raw.get('apiVersion')!r}")
@@ -305,12 +307,7 @@ def parse_scenario(docs: list[Json], source: str) -> Scenario:
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file; raises ``InputError`` on bad input."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(source, "", "", f"cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError(source, "", "", "not a UTF-8 text file") from None
+    text = read_text(source)
     docs: list[Json] = []
     for doc in _documents(source, text):
         _flatten(doc, source, docs)

@@ -6,13 +6,17 @@ scenarios (which may not import each other) read durations the same way.
 
 from __future__ import annotations
 
+import math
 import re
 
 __all__ = ["parse_duration"]
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_BARE = re.compile(r"\d+(?:\.\d+)?")
+_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_BARE = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+#: Go durations are int64 nanoseconds: about 292 years.
+_MAX_SECONDS = (2**63 - 1) / 1e9
+_MAX_LENGTH = 64
 _EXAMPLES = "expected e.g. 90s, 15m, 2h, 1h30m"
 
 
@@ -23,6 +27,8 @@ def parse_duration(text: str, *, signed: bool = False, bare_seconds: bool = Fals
     ``bare_seconds``: a number without a unit is seconds (Go refuses it; flags accept it
     because the storage documentation writes ``-1``). Raises ``ValueError``.
     """
+    if len(text) > _MAX_LENGTH:
+        raise ValueError(f"{text[:20]!r}... is not a duration (longer than {_MAX_LENGTH} characters)")
     value = text.strip()
     sign = 1.0
     if signed and value[:1] in ("-", "+"):
@@ -33,7 +39,7 @@ def parse_duration(text: str, *, signed: bool = False, bare_seconds: bool = Fals
     if value == "0":
         return 0.0
     if bare_seconds and _BARE.fullmatch(value):
-        return sign * float(value)
+        return _bounded(text, sign * float(value))
     pos = 0
     total = 0.0
     while pos < len(value):
@@ -42,4 +48,10 @@ def parse_duration(text: str, *, signed: bool = False, bare_seconds: bool = Fals
             raise ValueError(f"{text!r} is not a duration ({_EXAMPLES})")
         total += float(match.group(1)) * _UNITS[match.group(2)]
         pos = match.end()
-    return sign * total
+    return _bounded(text, sign * total)
+
+
+def _bounded(text: str, seconds: float) -> float:
+    if not math.isfinite(seconds) or abs(seconds) > _MAX_SECONDS:
+        raise ValueError(f"{text!r} is out of range (more than {_MAX_SECONDS:.0f}s)")
+    return seconds

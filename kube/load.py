@@ -2,111 +2,101 @@
 
 Large JSON snapshots dominate ``plan``'s run time, so objects are converted as they
 are taken out of the parsed document and the raw dicts are dropped at once, keeping
-peak memory close to the parsed document alone. The cyclic garbage collector is
-paused while loading: the parsed tree holds no cycles and scanning it repeatedly
-would cost more than parsing it; afterwards the loaded objects are frozen out of
-the collector's view (``gc.freeze``).
+peak memory close to the parsed document alone. The library leaves the cyclic
+garbage collector alone (a long-running process must be able to collect); a
+one-shot command such as ``plan`` may pause it around loading.
+
+Lists come as ``kubectl get -o yaml`` prints them (``kind: List``, each item with
+its kind) or as the API returns them (``kind: PodList``, items without a kind: the
+item's kind is the list's kind without ``List``). Input limits (size, nesting,
+aliases) are in ``kube.documents``.
 """
 
 from __future__ import annotations
 
-import gc
-import json
-import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import yaml
-
 from kube.convert import Converter, InputError
+from kube.convert.fields import describe
+from kube.documents import json_documents, read_text, yaml_documents
 from kube.model import ClusterObjects
 from kube.names import StorageNames
 
 __all__ = ["load_snapshot"]
 
 
-def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise InputError(path, "", "", f"cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise InputError(path, "", "", "not a UTF-8 text file") from None
-
-
 def _documents(path: str, text: str) -> Iterator[Any]:
     stripped = text.lstrip()
+    if stripped.startswith(("{", "[")) and not path.endswith((".yaml", ".yml")):
+        yield json_documents(path, text)
+        return
     if stripped.startswith(("{", "[")):
         try:
-            yield json.loads(text)
+            yield json_documents(path, text)
             return
-        except json.JSONDecodeError as exc:
-            if not path.endswith((".yaml", ".yml")):
-                raise InputError(path, "", "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") \
-                    from None
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        yield from yaml.load_all(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(path, "", "", f"invalid YAML{where}: {problem}") from None
+        except InputError:
+            pass  # a .yaml file in flow style: read it as YAML below
+    yield from yaml_documents(path, text)
 
 
-def _drain_items(items: list[Any], converter: Converter, path: str) -> None:
+def _is_list(doc: dict[str, Any]) -> bool:
+    kind = doc.get("kind")
+    return type(kind) is str and kind.endswith("List") and "items" in doc
+
+
+def _drain(items: list[Any], converter: Converter, path: str, where: str, item_kind: str | None) -> None:
+    """Convert and drop each item; a typed list gives its kind to items without one."""
     for i in range(len(items)):
         obj = items[i]
         items[i] = None  # drop the raw object as soon as it is converted
-        if isinstance(obj, dict) and str(obj.get("kind", "")).endswith("List") and "items" in obj:
-            _drain_items(obj.get("items") or [], converter, path)
-        elif obj is not None:
+        if obj is None:
+            continue
+        if type(obj) is dict:
+            if item_kind is not None and "kind" not in obj:
+                obj["kind"] = item_kind
+            elif _is_list(obj):
+                raise InputError(path, f"{where}[{i}]", "kind", "a list inside a list is not a Kubernetes object")
             converter.add(obj, path)
+        else:
+            raise InputError(path, f"{where}[{i}]", "", f"expected a Kubernetes object (a map), got {describe(obj)}")
+
+
+def _add_document(doc: Any, index: int, converter: Converter, path: str) -> None:
+    where = f"document {index + 1}"
+    if isinstance(doc, list):
+        _drain(doc, converter, path, where, None)
+    elif isinstance(doc, dict) and _is_list(doc):
+        kind = str(doc["kind"])
+        items = doc.get("items")
+        if items is None:
+            return
+        if type(items) is not list:
+            raise InputError(path, kind, "items", f"expected a list, got {describe(items)}")
+        _drain(items, converter, path, f"{kind}.items", None if kind == "List" else kind[:-len("List")] or None)
+    elif isinstance(doc, dict):
+        converter.add(doc, path)
+    else:
+        raise InputError(path, where, "", f"expected a Kubernetes object (a map), got {describe(doc)}")
 
 
 def load_snapshot(paths: Sequence[str], names: StorageNames) -> ClusterObjects:
     """Load and convert every object of every file into one ``ClusterObjects``."""
     converter = Converter(names)
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for path in paths:
-            for doc in _documents(path, _read(path)):
-                if doc is None:
-                    continue
-                if isinstance(doc, list):
-                    _drain_items(doc, converter, path)
-                elif isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and "items" in doc:
-                    items = doc.get("items") or []
-                    if not isinstance(items, list):
-                        raise InputError(path, str(doc.get("kind")), "items", "expected a list")
-                    _drain_items(items, converter, path)
-                else:
-                    converter.add(doc, path)
-    finally:
-        # The loaded objects live as long as the decision that reads them; freezing
-        # them keeps the collector from re-scanning ~10^6 objects on every collection.
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
+    for path in paths:
+        for index, doc in enumerate(_documents(path, read_text(path))):
+            if doc is not None:
+                _add_document(doc, index, converter, path)
     objects = converter.objects
     objects.nodes.sort(key=lambda n: n.name)
-    _check_unique(objects, paths)
+    _check_groups(objects, ", ".join(paths))
     return objects
 
 
-def _check_unique(objects: ClusterObjects, paths: Sequence[str]) -> None:
-    source = ", ".join(paths)
-    seen: set[str] = set()
+def _check_groups(objects: ClusterObjects, source: str) -> None:
+    """A node belongs to at most one group (by name or by labels): two would be a guess."""
     for node in objects.nodes:
-        if node.name in seen:
-            raise InputError(source, f"Node/{node.name}", "metadata.name", "appears twice")
-        seen.add(node.name)
-    groups: set[str] = set()
-    for group in objects.node_groups:
-        if group.name in groups:
-            raise InputError(source, f"NodeGroup/{group.name}", "metadata.name", "appears twice")
-        groups.add(group.name)
+        owners = [group.name for group in objects.node_groups if group.selects(node)]
+        if len(owners) > 1:
+            raise InputError(source, f"NodeGroup/{owners[1]}", "spec",
+                             f"node {node.name} is also in group {owners[0]} (a node belongs to one group)")

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from typing import Any
 
 from app.simulate.report import events_text, report, summary, summary_table
 from app.simulate.runner import RunResult, run_scenario, stderr_progress
-from autoscaler.config import Options
+from autoscaler.config import ConfigError, Options
 from emulator.scenario import load_scenario
 from kube.convert import InputError
 
@@ -19,12 +20,38 @@ __all__ = ["simulate"]
 EXIT_BAD_INPUT = 2
 
 
+def _check_output(path: str | None, flag: str) -> None:
+    """Refuse, before a long run, an output path that cannot be written."""
+    if path is None:
+        return
+    if not path or os.path.isdir(path):
+        raise ConfigError(f"{flag}: {path!r} is a directory, not a file")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ConfigError(f"{flag}: cannot write {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ConfigError(f"{flag}: cannot write {path}: permission denied")
+
+
+_CHART_FORMATS = ("png", "pdf", "svg", "svgz", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp")
+
+
 def simulate(args: argparse.Namespace, options: Options) -> int:
+    _check_output(args.report, "--report")
+    _check_output(args.chart, "--chart")
+    if args.chart is not None:
+        ext = os.path.splitext(args.chart)[1].lstrip(".").lower()
+        if ext and ext not in _CHART_FORMATS:
+            raise ConfigError(f"--chart: unknown image format .{ext} (one of {', '.join(_CHART_FORMATS)})")
     try:
-        scenario = load_scenario(args.scenario)
+        return _simulate(args, options)
     except InputError as exc:
         sys.stderr.write(f"autoscaler simulate: {exc}\n")
         return EXIT_BAD_INPUT
+
+
+def _simulate(args: argparse.Namespace, options: Options) -> int:
+    scenario = load_scenario(args.scenario)
     if args.scan_interval is not None:  # the flag, when given, overrides the scenario's scanInterval
         scenario = dataclasses.replace(scenario, scan_interval=options.scan_interval)
     variants = [("storage-aware" if options.storage_aware else "upstream", options)]
@@ -49,12 +76,18 @@ def simulate(args: argparse.Namespace, options: Options) -> int:
         payload: dict[str, Any] = report(runs[0][1])
         if len(runs) > 1:
             payload["compare"] = {label: report(run) for label, run in runs}
-        with open(args.report, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=1)
+        try:
+            with open(args.report, "w", encoding="utf-8") as handle:
+                json.dump(payload, handle, indent=1)
+        except OSError as exc:
+            raise ConfigError(f"--report: cannot write {args.report}: {exc.strerror or exc}") from None
         out.write(f"\nreport written to {args.report}\n")
     if args.chart:
         from app.simulate.chart import write_chart
 
-        write_chart(runs, args.chart, f"{scenario.name}")
+        try:
+            write_chart(runs, args.chart, f"{scenario.name}")
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--chart: cannot write {args.chart}: {exc}") from None
         out.write(f"chart written to {args.chart}\n")
     return 0

@@ -1,0 +1,86 @@
+"""Nodes: capacity, readiness, taints and the storage annotations."""
+
+from __future__ import annotations
+
+from kube.convert.errors import FieldError, Json
+from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of, parse_time, string_map
+from kube.convert.memo import Memo
+from kube.convert.pods import TAINT_EFFECTS
+from kube.convert.resources import resource_list
+from kube.model import Node, Taint
+from kube.names import SCALE_DOWN_DISABLED, StorageNames
+from kube.quantity import INT64_MAX
+
+__all__ = ["convert_node"]
+
+_EMPTY: dict[str, str] = {}
+
+
+def _int_label(value: str | None, what: str, node: str, warnings: list[str]) -> int | None:
+    """The storage annotation/label as bytes. Per the storage semantics a value that is
+    not an integer means "no capacity known" (the driver is not running there): a
+    warning, not an error."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isascii() and text.isdigit() and int(text) <= INT64_MAX:
+        return int(text)
+    warnings.append(f"Node/{node}: {what} {describe(value)} is not an integer number of bytes; treated as absent")
+    return None
+
+
+def _taints(raw: object) -> tuple[Taint, ...]:
+    out = []
+    for i, t in enumerate(as_list(raw, "spec.taints")):
+        f = f"spec.taints[{i}]"
+        t = as_map(t, f)
+        key = as_str(t.get("key"), f"{f}.key")
+        if not key:
+            raise FieldError(f"{f}.key", "required")
+        effect = as_str(t.get("effect"), f"{f}.effect")
+        if effect not in TAINT_EFFECTS:
+            raise FieldError(f"{f}.effect", f"unknown taint effect {describe(effect) if effect else 'empty'} "
+                                            f"(one of {', '.join(TAINT_EFFECTS)})")
+        out.append(Taint(key, as_str(t.get("value"), f"{f}.value"), effect))
+    return tuple(out)
+
+
+def convert_node(obj: Json, names: StorageNames, warnings: list[str], times: Memo[str, float] | None = None) -> Node:
+    meta = as_map(obj.get("metadata"), "metadata")
+    spec = as_map(obj.get("spec"), "spec")
+    status = as_map(obj.get("status"), "status")
+    name = name_of(meta)
+    labels = string_map(meta.get("labels"), "metadata.labels")
+    annotations = string_map(meta.get("annotations"), "metadata.annotations") or _EMPTY
+    capacity = resource_list(status.get("capacity"), "status.capacity")
+    raw_allocatable = status.get("allocatable")
+    allocatable = capacity if raw_allocatable is None or raw_allocatable == {} else resource_list(
+        raw_allocatable, "status.allocatable")
+    ready = False
+    ready_since = None
+    for i, cond in enumerate(as_list(status.get("conditions"), "status.conditions")):
+        f = f"status.conditions[{i}]"
+        cond = as_map(cond, f)
+        if as_str(cond.get("type"), f"{f}.type") == "Ready":
+            ready = as_str(cond.get("status"), f"{f}.status") == "True"
+            ready_since = parse_time(cond.get("lastTransitionTime"), f"{f}.lastTransitionTime", times)
+    return Node(
+        name=name,
+        labels=labels,
+        allocatable=allocatable,
+        capacity=capacity,
+        taints=_taints(spec.get("taints")),
+        unschedulable=as_bool(spec.get("unschedulable"), "spec.unschedulable"),
+        ready=ready,
+        ready_since=ready_since,
+        created=parse_time(meta.get("creationTimestamp"), "metadata.creationTimestamp", times),
+        deleting=meta.get("deletionTimestamp") is not None
+        and parse_time(meta.get("deletionTimestamp"), "metadata.deletionTimestamp", times) is not None,
+        provider_id=as_str(spec.get("providerID"), "spec.providerID"),
+        free_local_bytes=_int_label(annotations.get(names.capacity_annotation), names.capacity_annotation, name,
+                                    warnings),
+        max_local_bytes=_int_label(labels.get(names.max_capacity_label), names.max_capacity_label, name,
+                                   warnings),
+        scale_down_disabled=annotations.get(SCALE_DOWN_DISABLED, "").lower() == "true",
+        annotations=annotations,
+    )

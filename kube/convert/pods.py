@@ -1,0 +1,275 @@
+"""Pods: identity, volumes, owners, requests and the scheduling constraints, interned."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kube.convert.errors import FieldError, Json
+from kube.convert.fields import (
+    INT32_MAX,
+    as_bool,
+    as_int,
+    as_list,
+    as_map,
+    as_str,
+    describe,
+    name_of,
+    parse_time,
+    qty,
+    string_map,
+)
+from kube.convert.memo import Memos
+from kube.convert.resources import pod_requests
+from kube.convert.selectors import affinity_terms, label_selector, node_selector
+from kube.model import (
+    EMPTY_SCHEDULING,
+    HostPort,
+    OwnerRef,
+    Pod,
+    PodScheduling,
+    SpreadConstraint,
+    Toleration,
+    VolumeSource,
+)
+from kube.names import MIRROR_ANNOTATION, SAFE_TO_EVICT, SAFE_TO_EVICT_LOCAL_VOLUMES
+
+__all__ = ["TAINT_EFFECTS", "convert_pod", "pod_scheduling"]
+
+_EMPTY: dict[str, str] = {}
+#: ``core/v1`` taint effects (a toleration's empty effect matches all of them).
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_PROTOCOLS = ("TCP", "UDP", "SCTP")
+#: Nesting a memo key may have; deeper constraints are refused, not recursed into.
+_MAX_KEY_DEPTH = 40
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+
+
+def _freeze(value: Any, field: str, depth: int = 0) -> Any:
+    """A hashable copy for memo keys; scalars carry their type (``1``, ``1.0`` and ``True`` differ)."""
+    if depth > _MAX_KEY_DEPTH:
+        raise FieldError(field, f"nested deeper than {_MAX_KEY_DEPTH} levels")
+    if type(value) is str:
+        return value
+    if isinstance(value, dict):
+        return ("{", *((_freeze(k, field, depth + 1), _freeze(v, field, depth + 1)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("[", *(_freeze(v, field, depth + 1) for v in value))
+    try:
+        hash(value)
+    except TypeError:
+        raise FieldError(field, f"unexpected value {describe(value)}") from None
+    return (type(value).__name__, value)
+
+
+def _host_ports(spec: Json) -> tuple[HostPort, ...]:
+    """Every container's ports checked; the host ports kept."""
+    out = []
+    for i, c in enumerate(as_list(spec.get("containers"), "spec.containers")):
+        if type(c) is not dict:
+            raise FieldError(f"spec.containers[{i}]", f"expected a container (a map), got {describe(c)}")
+        ports = c.get("ports")
+        if not ports:
+            continue
+        for j, p in enumerate(as_list(ports, f"spec.containers[{i}].ports")):
+            f = f"spec.containers[{i}].ports[{j}]"
+            p = as_map(p, f)
+            as_int(p.get("containerPort"), f"{f}.containerPort", minimum=1, maximum=65535)
+            host_port = as_int(p.get("hostPort"), f"{f}.hostPort", minimum=0, maximum=65535)
+            protocol = as_str(p.get("protocol"), f"{f}.protocol", "TCP")
+            if protocol not in _PROTOCOLS:
+                raise FieldError(f"{f}.protocol", f"unknown protocol {describe(protocol)} (one of TCP, UDP, SCTP)")
+            if host_port:
+                out.append(HostPort(protocol, as_str(p.get("hostIP"), f"{f}.hostIP"), host_port))
+    return tuple(out)
+
+
+def _tolerations(raw: object) -> tuple[Toleration, ...]:
+    out = []
+    for i, t in enumerate(as_list(raw, "spec.tolerations")):
+        f = f"spec.tolerations[{i}]"
+        t = as_map(t, f)
+        operator = as_str(t.get("operator"), f"{f}.operator", "Equal") or "Equal"
+        if operator not in ("Equal", "Exists"):
+            raise FieldError(f"{f}.operator", f"unknown operator {describe(operator)} (Equal or Exists)")
+        effect = as_str(t.get("effect"), f"{f}.effect")
+        if effect and effect not in TAINT_EFFECTS:
+            raise FieldError(f"{f}.effect", f"unknown taint effect {describe(effect)} (one of "
+                                            f"{', '.join(TAINT_EFFECTS)})")
+        value = as_str(t.get("value"), f"{f}.value")
+        if operator == "Exists" and value:
+            raise FieldError(f"{f}.value", "must be empty for operator Exists")
+        as_int(t.get("tolerationSeconds"), f"{f}.tolerationSeconds", minimum=-(2**63))
+        out.append(Toleration(as_str(t.get("key"), f"{f}.key"), operator, value, effect))
+    return tuple(out)
+
+
+def _spread(raw: object) -> tuple[SpreadConstraint, ...]:
+    out = []
+    for i, c in enumerate(as_list(raw, "spec.topologySpreadConstraints")):
+        f = f"spec.topologySpreadConstraints[{i}]"
+        c = as_map(c, f)
+        when = as_str(c.get("whenUnsatisfiable"), f"{f}.whenUnsatisfiable", "DoNotSchedule")
+        if when not in ("DoNotSchedule", "ScheduleAnyway"):
+            raise FieldError(f"{f}.whenUnsatisfiable", f"unknown value {describe(when)} "
+                                                       "(DoNotSchedule or ScheduleAnyway)")
+        max_skew = as_int(c.get("maxSkew"), f"{f}.maxSkew", minimum=1, maximum=INT32_MAX)
+        min_domains = as_int(c.get("minDomains"), f"{f}.minDomains", minimum=1, maximum=INT32_MAX)
+        topology_key = as_str(c.get("topologyKey"), f"{f}.topologyKey")
+        selector = label_selector(c.get("labelSelector"), f"{f}.labelSelector")
+        policies = []
+        for name, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore")):
+            policy = as_str(c.get(name), f"{f}.{name}", default)
+            if policy not in ("Honor", "Ignore"):
+                raise FieldError(f"{f}.{name}", f"unknown policy {describe(policy)} (Honor or Ignore)")
+            policies.append(policy)
+        if when != "DoNotSchedule":
+            continue
+        out.append(SpreadConstraint(
+            max_skew=max_skew or 1,
+            topology_key=topology_key,
+            selector=selector,
+            min_domains=min_domains or 1,
+            node_affinity_policy=policies[0],
+            node_taints_policy=policies[1],
+        ))
+    return tuple(out)
+
+
+def pod_scheduling(spec: Json, namespace: str, memos: Memos | None = None) -> PodScheduling:
+    """The pod's filter-relevant constraints, interned (equal constraints, one object)."""
+    selector = spec.get("nodeSelector")
+    affinity = spec.get("affinity")
+    tolerations = spec.get("tolerations")
+    host_ports = _host_ports(spec)
+    spread = spec.get("topologySpreadConstraints")
+    if not (selector or affinity or tolerations or host_ports or spread):
+        for value, field in ((selector, "spec.nodeSelector"), (affinity, "spec.affinity")):
+            as_map(value, field)
+        for value, field in ((tolerations, "spec.tolerations"), (spread, "spec.topologySpreadConstraints")):
+            as_list(value, field)
+        return EMPTY_SCHEDULING
+    key = (namespace, _freeze(selector, "spec.nodeSelector"), _freeze(affinity, "spec.affinity"),
+           _freeze(tolerations, "spec.tolerations"), host_ports,
+           _freeze(spread, "spec.topologySpreadConstraints"))
+    memo = memos.scheduling if memos is not None else None
+    cached = memo.get(key) if memo is not None else None
+    if cached is not None:
+        return cached
+    affinity = as_map(affinity, "spec.affinity")
+    node_aff = as_map(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity").get(_REQUIRED)
+    pod_aff = as_map(affinity.get("podAffinity"), "spec.affinity.podAffinity").get(_REQUIRED)
+    anti = as_map(affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity").get(_REQUIRED)
+    cached = PodScheduling(
+        node_selector=tuple(sorted(string_map(selector, "spec.nodeSelector").items())),
+        required_affinity=node_selector(node_aff, f"spec.affinity.nodeAffinity.{_REQUIRED}"),
+        tolerations=_tolerations(tolerations),
+        host_ports=host_ports,
+        affinity=affinity_terms(pod_aff, namespace, f"spec.affinity.podAffinity.{_REQUIRED}"),
+        anti_affinity=affinity_terms(anti, namespace, f"spec.affinity.podAntiAffinity.{_REQUIRED}"),
+        spread=_spread(spread),
+    )
+    if memo is not None:
+        memo.put(key, cached)
+    return cached
+
+
+def _controller_ref(meta: Json, memos: Memos | None) -> OwnerRef | None:
+    refs = meta.get("ownerReferences")
+    if not refs:
+        as_list(refs, "metadata.ownerReferences")
+        return None
+    found = None
+    for i, ref in enumerate(as_list(refs, "metadata.ownerReferences")):
+        f = f"metadata.ownerReferences[{i}]"
+        ref = as_map(ref, f)
+        if not as_bool(ref.get("controller"), f"{f}.controller"):
+            continue
+        if found is not None:
+            raise FieldError(f"{f}.controller", "only one owner may be the controller")
+        key = (as_str(ref.get("kind"), f"{f}.kind"), as_str(ref.get("name"), f"{f}.name"),
+               as_str(ref.get("uid"), f"{f}.uid"))
+        api_version = as_str(ref.get("apiVersion"), f"{f}.apiVersion")
+        owner = memos.owners.get(key) if memos is not None else None
+        if owner is None or owner.api_version != api_version:
+            owner = OwnerRef(key[0], key[1], key[2], api_version)
+            if memos is not None:
+                memos.owners.put(key, owner)
+        found = owner
+    return found
+
+
+def _volumes(raw: object, pod_name: str) -> tuple[tuple[str, ...], tuple[tuple[str, VolumeSource], ...]]:
+    claims: list[str] = []
+    local: list[tuple[str, VolumeSource]] = []
+    for i, v in enumerate(as_list(raw, "spec.volumes")):
+        f = f"spec.volumes[{i}]"
+        v = as_map(v, f)
+        name = as_str(v.get("name"), f"{f}.name")
+        if not name:
+            raise FieldError(f"{f}.name", "required")
+        if "persistentVolumeClaim" in v:
+            pvc = as_map(v.get("persistentVolumeClaim"), f"{f}.persistentVolumeClaim")
+            claim = as_str(pvc.get("claimName"), f"{f}.persistentVolumeClaim.claimName")
+            if not claim:
+                raise FieldError(f"{f}.persistentVolumeClaim.claimName", "required")
+            claims.append(claim)
+        elif "hostPath" in v:
+            as_map(v.get("hostPath"), f"{f}.hostPath")
+            local.append((name, VolumeSource.HOST_PATH))
+        elif "emptyDir" in v:
+            empty_dir = as_map(v.get("emptyDir"), f"{f}.emptyDir")
+            if empty_dir.get("sizeLimit") is not None:
+                qty(empty_dir["sizeLimit"], f"{f}.emptyDir.sizeLimit")
+            medium = as_str(empty_dir.get("medium"), f"{f}.emptyDir.medium")
+            if medium != "Memory":
+                local.append((name, VolumeSource.EMPTY_DIR))
+        elif "ephemeral" in v:
+            as_map(v.get("ephemeral"), f"{f}.ephemeral")
+            claims.append(f"{pod_name}-{name}")
+    return tuple(claims), tuple(local)
+
+
+def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | None = None) -> Pod:
+    """One ``Pod``; ``memos`` (a converter's) shares repeated values between pods."""
+    meta = as_map(obj.get("metadata"), "metadata")
+    spec = as_map(obj.get("spec"), "spec")
+    status = as_map(obj.get("status"), "status")
+    name = name_of(meta)
+    namespace = as_str(meta.get("namespace"), "metadata.namespace") or namespace_default
+    annotations = string_map(meta.get("annotations"), "metadata.annotations") or _EMPTY
+    labels = string_map(meta.get("labels"), "metadata.labels") or _EMPTY
+    claims, local = _volumes(spec.get("volumes"), name)
+    marked = False
+    for i, cond in enumerate(as_list(status.get("conditions"), "status.conditions")):
+        f = f"status.conditions[{i}]"
+        cond = as_map(cond, f)
+        if as_str(cond.get("type"), f"{f}.type") == "PodScheduled":
+            marked = (as_str(cond.get("status"), f"{f}.status") == "False"
+                      and as_str(cond.get("reason"), f"{f}.reason") == "Unschedulable")
+    safe = annotations.get(SAFE_TO_EVICT)
+    safe_local = annotations.get(SAFE_TO_EVICT_LOCAL_VOLUMES)
+    priority = as_int(spec.get("priority"), "spec.priority", minimum=-(2**31), maximum=INT32_MAX)
+    grace = as_int(spec.get("terminationGracePeriodSeconds"), "spec.terminationGracePeriodSeconds")
+    times = memos.times if memos is not None else None
+    return Pod(
+        namespace=namespace,
+        name=name,
+        uid=as_str(meta.get("uid"), "metadata.uid"),
+        labels=labels,
+        owner=_controller_ref(meta, memos),
+        node_name=as_str(spec.get("nodeName"), "spec.nodeName"),
+        phase=as_str(status.get("phase"), "status.phase") or "Pending",
+        requests=pod_requests(spec, memos.requests if memos is not None else None),
+        scheduling=pod_scheduling(spec, namespace, memos),
+        claims=claims,
+        local_volumes=local,
+        priority=priority or 0,
+        created=parse_time(meta.get("creationTimestamp"), "metadata.creationTimestamp", times),
+        deleted=parse_time(meta.get("deletionTimestamp"), "metadata.deletionTimestamp", times),
+        grace_seconds=30 if grace is None else grace,
+        safe_to_evict=None if safe is None else safe.lower() == "true",
+        safe_to_evict_local_volumes=frozenset(
+            s.strip() for s in safe_local.split(",") if s.strip()) if safe_local else frozenset(),
+        is_mirror=MIRROR_ANNOTATION in annotations,
+        marked_unschedulable=marked,
+    )

@@ -1,0 +1,153 @@
+"""Storage objects: claims, volumes, classes and the CSI objects."""
+
+from __future__ import annotations
+
+from kube.convert.errors import FieldError, Json
+from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of
+from kube.convert.fields import qty as _qty
+from kube.convert.resources import resource_list
+from kube.convert.selectors import label_selector, node_selector
+from kube.model import (
+    BindingMode,
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    NodeSelector,
+    NodeSelectorTerm,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Requirement,
+    StorageClass,
+)
+
+__all__ = ["convert_csi_capacity", "convert_csi_driver", "convert_csi_node", "convert_pv", "convert_pvc",
+           "convert_storage_class"]
+
+_ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
+
+
+def _access_modes(spec: Json) -> tuple[str, ...]:
+    out = []
+    for i, mode in enumerate(as_list(spec.get("accessModes"), "spec.accessModes")):
+        mode = as_str(mode, f"spec.accessModes[{i}]")
+        if mode not in _ACCESS_MODES:
+            raise FieldError(f"spec.accessModes[{i}]", f"unknown access mode {describe(mode)} "
+                                                       f"(one of {', '.join(_ACCESS_MODES)})")
+        out.append(mode)
+    return tuple(out)
+
+
+def _class_name(spec: Json) -> str | None:
+    cls = spec.get("storageClassName")
+    return None if cls is None else as_str(cls, "spec.storageClassName")
+
+
+def convert_pvc(obj: Json) -> PersistentVolumeClaim:
+    meta = as_map(obj.get("metadata"), "metadata")
+    spec = as_map(obj.get("spec"), "spec")
+    resources = as_map(spec.get("resources"), "spec.resources")
+    storage = as_map(resources.get("requests"), "spec.resources.requests").get("storage")
+    limits = resources.get("limits")
+    if limits is not None:
+        resource_list(limits, "spec.resources.limits")
+    return PersistentVolumeClaim(
+        namespace=as_str(meta.get("namespace"), "metadata.namespace") or "default",
+        name=name_of(meta),
+        storage_class=_class_name(spec),
+        request=_qty(storage, "spec.resources.requests.storage") if storage is not None else 0,
+        volume_name=as_str(spec.get("volumeName"), "spec.volumeName"),
+        phase=as_str(as_map(obj.get("status"), "status").get("phase"), "status.phase") or "Pending",
+        access_modes=_access_modes(spec),
+    )
+
+
+def convert_pv(obj: Json) -> PersistentVolume:
+    meta = as_map(obj.get("metadata"), "metadata")
+    spec = as_map(obj.get("spec"), "spec")
+    storage = as_map(spec.get("capacity"), "spec.capacity").get("storage")
+    ref = spec.get("claimRef")
+    if "csi" in spec:
+        driver = as_str(as_map(spec.get("csi"), "spec.csi").get("driver"), "spec.csi.driver")
+    elif "local" in spec:
+        driver = "local"
+    elif "hostPath" in spec:
+        driver = "hostPath"
+    else:
+        driver = ""
+    affinity = as_map(spec.get("nodeAffinity"), "spec.nodeAffinity").get("required")
+    claim = None
+    if ref is not None:
+        ref = as_map(ref, "spec.claimRef")
+        claim = (as_str(ref.get("namespace"), "spec.claimRef.namespace") or "default",
+                 as_str(ref.get("name"), "spec.claimRef.name"))
+    return PersistentVolume(
+        name=name_of(meta),
+        storage_class=_class_name(spec),
+        capacity=_qty(storage, "spec.capacity.storage") if storage is not None else 0,
+        node_affinity=node_selector(affinity, "spec.nodeAffinity.required"),
+        claim=claim,
+        phase=as_str(as_map(obj.get("status"), "status").get("phase"), "status.phase") or "Available",
+        access_modes=_access_modes(spec),
+        driver=driver,
+    )
+
+
+def convert_storage_class(obj: Json) -> StorageClass:
+    meta = as_map(obj.get("metadata"), "metadata")
+    name = name_of(meta)
+    mode = as_str(obj.get("volumeBindingMode"), "volumeBindingMode") or "Immediate"
+    try:
+        binding = BindingMode(mode)
+    except ValueError:
+        raise FieldError("volumeBindingMode", f"unknown mode {describe(mode)}") from None
+    topologies = as_list(obj.get("allowedTopologies"), "allowedTopologies")
+    allowed = None
+    if topologies:
+        terms = []
+        for i, term in enumerate(topologies):
+            f = f"allowedTopologies[{i}]"
+            exprs = as_list(as_map(term, f).get("matchLabelExpressions"), f"{f}.matchLabelExpressions")
+            reqs = []
+            for j, e in enumerate(exprs):
+                g = f"{f}.matchLabelExpressions[{j}]"
+                e = as_map(e, g)
+                key = as_str(e.get("key"), f"{g}.key")
+                if not key:
+                    raise FieldError(f"{g}.key", "required")
+                values = tuple(as_str(v, f"{g}.values[{k}]")
+                               for k, v in enumerate(as_list(e.get("values"), f"{g}.values")))
+                reqs.append(Requirement(key, "In", values))
+            terms.append(NodeSelectorTerm(tuple(reqs)))
+        allowed = NodeSelector(tuple(terms))
+    return StorageClass(name, as_str(obj.get("provisioner"), "provisioner"), binding, allowed)
+
+
+def convert_csi_capacity(obj: Json) -> CSIStorageCapacity:
+    meta = as_map(obj.get("metadata"), "metadata")
+    cap = obj.get("capacity")
+    max_size = obj.get("maximumVolumeSize")
+    return CSIStorageCapacity(
+        namespace=as_str(meta.get("namespace"), "metadata.namespace"),
+        name=name_of(meta),
+        storage_class=as_str(obj.get("storageClassName"), "storageClassName"),
+        node_topology=label_selector(obj.get("nodeTopology"), "nodeTopology"),
+        capacity=_qty(cap, "capacity") if cap is not None else None,
+        maximum_volume_size=_qty(max_size, "maximumVolumeSize") if max_size is not None else None,
+    )
+
+
+def convert_csi_driver(obj: Json) -> CSIDriver:
+    name = name_of(as_map(obj.get("metadata"), "metadata"))
+    spec = as_map(obj.get("spec"), "spec")
+    return CSIDriver(name, as_bool(spec.get("storageCapacity"), "spec.storageCapacity"))
+
+
+def convert_csi_node(obj: Json) -> CSINode:
+    name = name_of(as_map(obj.get("metadata"), "metadata"))
+    drivers = []
+    for i, d in enumerate(as_list(as_map(obj.get("spec"), "spec").get("drivers"), "spec.drivers")):
+        driver = as_str(as_map(d, f"spec.drivers[{i}]").get("name"), f"spec.drivers[{i}].name")
+        if not driver:
+            raise FieldError(f"spec.drivers[{i}].name", "required")
+        drivers.append(driver)
+    return CSINode(name, tuple(drivers))
