@@ -40,7 +40,7 @@ def _world() -> World:
 def test_scale_down_waits_for_the_driver_and_loses_nothing(flags: tuple[str, ...], removed: int) -> None:
     world = _world()
     autoscaler = _run(world, *flags, "--scale-down-unneeded-time=2m", minutes=15)
-    deleted = [a for a in autoscaler.actuator.history if a.kind == "Deleted"]
+    deleted = [a for a in autoscaler.actuation if a.kind == "Deleted"]
     assert len(deleted) == removed
     assert world.metrics.data_loss_events == []
     if removed:

@@ -116,7 +116,7 @@ def _drive(world: World, *flags: str, minutes: float) -> tuple[Autoscaler, list[
 
 def _history(world: World, autoscaler: Autoscaler, node: str) -> list[tuple[float, str, str]]:
     """The actuator's record for ``node``: (seconds since start, kind, message)."""
-    return [(e.time - world.start, e.kind, e.message) for e in autoscaler.actuator.history if e.node == node]
+    return [(e.time - world.start, e.kind, e.message) for e in autoscaler.actuation if e.node == node]
 
 
 def _scale_events(world: World, autoscaler: Autoscaler, kind: str) -> list[tuple[float, str, int]]:
