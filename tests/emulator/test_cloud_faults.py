@@ -125,3 +125,25 @@ def test_quota_backs_the_group_off_at_once() -> None:
     assert autoscaler.backoff.backed_off(world.start + 10) == {
         "small": "Quota: node group small: injected: vCPU quota exceeded in the region"}
     assert world.cloud.group("small").target_size() == 0, "a refused increase changes nothing"
+
+
+def test_the_shipped_stockout_scenario_exercises_every_path() -> None:
+    from pathlib import Path
+
+    from app.simulate.runner import run_scenario
+    from emulator.scenario import load_scenario
+
+    scenario = load_scenario(Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "cloud-stockout.yaml")
+    run = run_scenario(scenario, options())
+    assert run.world is not None
+    assert [(e.time - run.world.start, e.kind.value, e.group) for e in run.events] == [
+        (300.0, "ScaleUp", "nvme"),
+        (310.0, "ScaleUpFailed", "nvme"),  # stock-out: back off, fall back
+        (310.0, "ScaleUp", "nvme-b"),  # after two throttled calls, retried at once
+        (1220.0, "ScaleUpTimedOut", "nvme-b"),  # first seen at 320 s, 15 min without a node
+        (1220.0, "ScaleUp", "nvme"),  # nvme's backoff is over, but it is still out of capacity
+        (1230.0, "ScaleUpFailed", "nvme"),
+        (1520.0, "ScaleUp", "nvme-b"),  # nvme-b's backoff is over, and it boots in 3 min now
+    ]
+    assert run.world.cluster.pending_count() == 0
+    assert run.world.metrics.data_loss_events == []
