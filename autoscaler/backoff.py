@@ -1,12 +1,13 @@
-"""Per-group exponential backoff after failed scale-ups (upstream ``utils/backoff``).
+"""Per-group exponential backoff after failed scale-ups (upstream ``utils/backoff/exponential_backoff.go``).
 
-Upstream's ``exponentialBackoff``: a failed scale-up backs its group off for the
-initial duration (``--initial-node-group-backoff-duration``, 5 min); a failure after
-the backoff ran out doubles it, up to ``--max-node-group-backoff-duration`` (30 min);
-a failure while still backed off (several requests failing together) keeps the
-current duration. Entries whose last failure is older than
-``--node-group-backoff-reset-timeout`` (3 h) are forgotten, so the next failure
-starts again at the initial duration; a scale-up that completes removes the entry.
+A failed scale-up backs its group off for the initial duration
+(``--initial-node-group-backoff-duration``, 5 min) up to and including its end; a
+failure after the backoff ran out doubles it, up to ``--max-node-group-backoff-duration``
+(30 min); a failure while still backed off (several requests failing together) keeps
+the current duration. Entries whose last failure is older than
+``--node-group-backoff-reset-timeout`` (3 h) are forgotten, so the next failure starts
+again at the initial duration. As upstream today, a scale-up that completes does not
+reset the entry: only time does.
 
 Pure bookkeeping: the loop owns one, passes ``now`` in, and is the only caller.
 """
@@ -53,14 +54,10 @@ class GroupBackoff:
         if previous is not None:
             # Several failures of one scale-up arrive together: only a failure after the
             # backoff ran out makes the next one longer (upstream's rule).
-            duration = previous.duration if now < previous.until else min(2 * previous.duration, self.maximum)
+            duration = min(2 * previous.duration, self.maximum) if previous.until < now else previous.duration
         entry = BackoffEntry(duration, now + duration, now, error_class, message)
         self._entries[group] = entry
         return entry
-
-    def succeed(self, group: str) -> None:
-        """A scale-up of ``group`` completed: forget its failures."""
-        self._entries.pop(group, None)
 
     def forget_stale(self, now: float) -> None:
         """Drop entries whose last failure is older than the reset timeout."""
@@ -69,10 +66,10 @@ class GroupBackoff:
                 del self._entries[group]
 
     def status(self, group: str, now: float) -> BackoffEntry | None:
-        """The entry if ``group`` is backed off at ``now``, else None."""
+        """The entry if ``group`` is backed off at ``now`` (its end included), else None."""
         entry = self._entries.get(group)
-        return entry if entry is not None and now < entry.until else None
+        return entry if entry is not None and now <= entry.until else None
 
     def backed_off(self, now: float) -> dict[str, str]:
         """Groups backed off at ``now`` -> why (what the scale-up planner skips)."""
-        return {g: e.reason for g, e in sorted(self._entries.items()) if now < e.until}
+        return {g: e.reason for g, e in sorted(self._entries.items()) if now <= e.until}

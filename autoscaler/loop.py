@@ -6,7 +6,7 @@
 2. refresh the cloud, list the cluster;
 3. review requested instances (``provisioning``): lower the target by instances that
    failed or did not register within ``--max-node-provision-time``, back their group
-   off, reset the backoff of groups whose scale-up completed;
+   off;
 4. run the shared decision code (``runonce.run_once``) with the backed-off groups
    left out of scale-up, so the next-best group is chosen meanwhile;
 5. act: raise group targets (transient cloud errors retried; a stock-out or a
@@ -153,8 +153,6 @@ class Autoscaler:
 
     def _act_on_review(self, review: ProvisioningReview, now: float, out: list[ScaleEvent]) -> None:
         self.provisioning = review.state
-        for group_name in review.completed:
-            self.backoff.succeed(group_name)
         gave_up = [(f.group, f.ids, f.error.error_class, f"{f.error.code}: {f.error.message}",
                     EventKind.SCALE_UP_FAILED) for f in review.failed]
         gave_up += [(t.group, t.ids, InstanceErrorClass.OTHER,

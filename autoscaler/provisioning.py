@@ -9,9 +9,10 @@ node carries in ``spec.providerID`` is not registered yet.
   never register: the loop lowers the group's target by it
   (``decrease_target_size``) and backs the group off.
 * An instance unregistered for longer than ``--max-node-provision-time`` (or the
-  group's own option) is given up on the same way.
-* A group whose requested instances have all registered completed its scale-up:
-  its backoff is reset.
+  group's own option), counted from the scale-up that asked for it (else from when
+  the loop first saw it), is given up on the same way (upstream reverts a timed-out
+  scale-up with ``DecreaseTargetSize`` and backs the group off).
+* A group whose requested instances have all registered completed its scale-up.
 
 ``review_provisioning`` is pure: it reads the cloud's instances and the state the
 loop kept, and returns what to do and the next state. The loop acts on it.
@@ -90,8 +91,8 @@ def review_provisioning(groups: Sequence[NodeGroup], registered: Collection[str]
                 key = (instance.error.error_class, instance.error.code)
                 errors.setdefault(key, (instance.error, []))[1].append(instance.id)
                 continue
-            first = state.unregistered_since.get(instance.id, now)
-            if now - first >= limit:
+            first = state.unregistered_since.get(instance.id, state.requests.get(group.name, now))
+            if now - first > limit:
                 late.append(instance.id)
             else:
                 since[instance.id] = first

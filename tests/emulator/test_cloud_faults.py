@@ -74,13 +74,13 @@ def test_stockout_is_retried_after_the_backoff_which_doubles() -> None:
     autoscaler = _drive(world, minutes=20)
     assert _events(world, autoscaler) == [
         (0.0, "ScaleUp", "small", 1),
-        (10.0, "ScaleUpFailed", "small", 1),  # backed off for 5 min: until 310 s
-        (310.0, "ScaleUp", "small", 1),  # retried when the backoff ran out: still stocked out
-        (320.0, "ScaleUpFailed", "small", 1),  # a failure after a backoff doubles it: until 920 s
-        (920.0, "ScaleUp", "small", 1),  # the stock-out is over
+        (10.0, "ScaleUpFailed", "small", 1),  # backed off for 5 min: up to 310 s included
+        (320.0, "ScaleUp", "small", 1),  # retried when the backoff ran out: still stocked out
+        (330.0, "ScaleUpFailed", "small", 1),  # a failure after a backoff doubles it: up to 930 s
+        (940.0, "ScaleUp", "small", 1),  # the stock-out is over
     ]
     assert "backed off for 600s" in autoscaler.events[3].detail
-    # The node registered 2 min later; the completed scale-up reset the group's backoff.
+    # The node registered 2 min later; the backoff has run out (only time resets it).
     assert _web_node(world) == "small-3"
     assert autoscaler.backoff.backed_off(world.clock.now) == {}
     assert world.cloud.group("small").target_size() == 1
@@ -90,11 +90,11 @@ def test_an_instance_that_never_registers_is_given_up_after_the_provision_time()
     world = _world({"group": "small", "kind": "SlowProvisioning", "until": "1m", "provisioningDelay": "30m"},
                    groups=("small",))
     autoscaler = _drive(world, "--max-node-provision-time=5m", minutes=15)
-    # First seen unregistered at 10 s; given up 5 min later, the group backed off until 610 s.
+    # Asked for at 0 s; more than 5 min later it is given up, the group backed off up to 610 s.
     assert _events(world, autoscaler) == [
         (0.0, "ScaleUp", "small", 1),
         (310.0, "ScaleUpTimedOut", "small", 1),
-        (610.0, "ScaleUp", "small", 1),
+        (620.0, "ScaleUp", "small", 1),
     ]
     assert "not registered within --max-node-provision-time (300s)" in autoscaler.events[1].detail
     group = world.cloud.group("small")
@@ -140,10 +140,10 @@ def test_the_shipped_stockout_scenario_exercises_every_path() -> None:
         (300.0, "ScaleUp", "nvme"),
         (310.0, "ScaleUpFailed", "nvme"),  # stock-out: back off, fall back
         (310.0, "ScaleUp", "nvme-b"),  # after two throttled calls, retried at once
-        (1220.0, "ScaleUpTimedOut", "nvme-b"),  # first seen at 320 s, 15 min without a node
+        (1220.0, "ScaleUpTimedOut", "nvme-b"),  # asked for at 310 s, more than 15 min without a node
         (1220.0, "ScaleUp", "nvme"),  # nvme's backoff is over, but it is still out of capacity
         (1230.0, "ScaleUpFailed", "nvme"),
-        (1520.0, "ScaleUp", "nvme-b"),  # nvme-b's backoff is over, and it boots in 3 min now
+        (1530.0, "ScaleUp", "nvme-b"),  # nvme-b's backoff is over, and it boots in 3 min now
     ]
     assert run.world.cluster.pending_count() == 0
     assert run.world.metrics.data_loss_events == []
