@@ -155,8 +155,12 @@ class Actuator:
         if task.terminating:
             try:
                 still = {(p.namespace, p.name) for p in self.cluster.pods_on_node(task.node)}
-            except ClusterAPIError:
-                return  # cannot see the node's pods now: look again next loop, never guess
+            except ClusterAPIError as exc:
+                # Cannot see the node's pods now: look again next loop, never guess; but
+                # not past the time the pods had to be gone by.
+                if now >= max(task.terminating.values()):
+                    self._rollback(task, step, f"cannot tell whether the evicted pods are gone: {exc}")
+                return
             task.terminating = {k: t for k, t in task.terminating.items() if k in still}
             if task.terminating:
                 if now >= max(task.terminating.values()):
