@@ -131,3 +131,16 @@ def test_a_node_that_changed_during_its_drain_is_not_deleted(change: Callable[[W
     node = world.cluster.node("nvme-2")
     assert node is not None and not node.has_taint(CA_TO_BE_DELETED_TAINT), "rolled back"
     assert world.metrics.data_loss_events == []
+
+
+def test_a_drain_that_cannot_see_its_pods_gives_up_when_they_had_to_be_gone() -> None:
+    world = _world()
+    world.cluster.fail_calls("pods_on_node", 100)
+    autoscaler = _loop(world)
+    for at in range(0, int(T0) + 61, int(SCAN)):
+        _step(world, autoscaler, at)
+    failed = [(e.time - world.start, e.message) for e in autoscaler.actuation if e.kind.value == "Failed"]
+    # 30 s grace plus upstream's 30 s headroom after the evictions at T0.
+    assert failed == [(T0 + 60, "cannot tell whether the evicted pods are gone: "
+                                "pods_on_node: injected: the API server is unavailable")]
+    assert world.cluster.node("nvme-2") is not None
