@@ -236,6 +236,8 @@ class SimCloud:
         self._groups = [SimNodeGroup(self, s, members[s.name]) for s in specs]
         self._by_name = {g.name: g for g in self._groups}
         self._by_node = {n: g for g in self._groups for n in g.node_names()}
+        #: Members' ``spec.providerID`` -> group (what ``node_group_for`` reads).
+        self._by_provider: dict[str, SimNodeGroup] = {}
         for name, group in self._by_node.items():
             self._give_provider_id(group, name)
         origin = clock.now if start is None else start
@@ -254,7 +256,9 @@ class SimCloud:
         return self._groups
 
     def node_group_for(self, node: Node) -> NodeGroup | None:
-        return self._by_node.get(node.name)
+        """By ``spec.providerID``, as a real provider maps nodes: a node whose ID is not one of
+        a group's instances is not autoscaled, whatever its name."""
+        return self._by_provider.get(node.provider_id) if node.provider_id else None
 
     def refresh(self) -> None:
         """The simulated cloud is always current."""
@@ -328,12 +332,14 @@ class SimCloud:
             if group.register(name):
                 self.cluster.put_node(group.new_node(name, self.clock.now, self.names))
                 self._by_node[name] = group
+                self._by_provider[provider_id(group.name, name)] = group
 
         return register
 
     def terminate(self, group: SimNodeGroup, names: Sequence[str]) -> None:
         for name in names:
             self._by_node.pop(name, None)
+            self._forget_provider_id(name)
             self.cluster.terminate_node(name)
         self.metrics.set_instances(group.name, group.instance_count())
         if self.on_change is not None:
@@ -351,10 +357,20 @@ class SimCloud:
     def _give_provider_id(self, group: SimNodeGroup, name: str) -> None:
         """A member without ``spec.providerID`` gets its instance's, as a kubelet on a cloud VM would."""
         node = self.cluster.node(name)
-        if node is not None and not node.provider_id:
-            self.cluster.put_node(dataclasses.replace(node, provider_id=provider_id(group.name, name)))
+        if node is None:
+            return
+        if not node.provider_id:
+            node = dataclasses.replace(node, provider_id=provider_id(group.name, name))
+            self.cluster.put_node(node)
+        self._by_provider[node.provider_id] = group
+
+    def _forget_provider_id(self, name: str) -> None:
+        node = self.cluster.node(name)
+        if node is not None:
+            self._by_provider.pop(node.provider_id, None)
 
     def forget(self, node_name: str) -> None:
         group = self._by_node.pop(node_name, None)
+        self._forget_provider_id(node_name)
         if group is not None and group.forget(node_name):
             self.metrics.set_instances(group.name, group.instance_count())
