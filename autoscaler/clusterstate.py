@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from autoscaler.config import Options
 from cloudproviders.interface import NodeGroup
@@ -25,7 +25,9 @@ __all__ = ["ClusterState", "NodeState", "Readiness", "build_cluster_state"]
 NOT_READY_TAINT = Taint("node.kubernetes.io/not-ready", "", "NoSchedule")
 
 
-class Readiness(Enum):
+class Readiness(StrEnum):
+    """A node as the loop sees it (upstream clusterstate's readiness buckets)."""
+
     READY = "Ready"
     NOT_STARTED = "NotStarted"
     UNREADY = "Unready"

@@ -11,12 +11,13 @@ from __future__ import annotations
 import argparse
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from kube.duration import parse_duration as _parse_duration
 from kube.names import StorageNames
 
-__all__ = ["ConfigError", "Options", "add_flags", "options_from_args", "parse_duration"]
+__all__ = ["ConfigError", "Options", "ScaleDownMode", "add_flags", "options_from_args", "parse_duration"]
 
 
 class ConfigError(ValueError):
@@ -86,6 +87,13 @@ def _min_max(text: str) -> tuple[int, int]:
 _SELECTOR_TERM = r"\s*!?[\w./-]+\s*(?:(?:!=|==|=)\s*[\w.-]*)?\s*"
 _SELECTOR = re.compile(rf"{_SELECTOR_TERM}(?:,{_SELECTOR_TERM})*")
 
+class ScaleDownMode(StrEnum):
+    """``--scale-down-mode``: upstream's per-node thresholds, or seed 001's cluster-wide check."""
+
+    PER_NODE = "per-node"
+    CLUSTER_WIDE = "cluster-wide"
+
+
 EXPANDERS = ("random", "most-pods", "least-waste", "least-nodes", "price", "priority")
 
 
@@ -117,6 +125,12 @@ class ScaleUpOptions:
     new_pod_scale_up_delay: float = 0.0
     #: ``--ignore-taint``: taints removed from templates (node readiness taints).
     ignore_taints: tuple[str, ...] = ()
+    #: ``--initial-node-group-backoff-duration``: first backoff of a group after a failed scale-up (s).
+    initial_backoff_seconds: float = 300.0
+    #: ``--max-node-group-backoff-duration``: backoffs double up to this (s).
+    max_backoff_seconds: float = 1800.0
+    #: ``--node-group-backoff-reset-timeout``: a group's failures older than this are forgotten (s).
+    backoff_reset_seconds: float = 10800.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +167,7 @@ class ScaleDownOptions:
     #: ``--scale-down-simulation-timeout`` (s).
     simulation_timeout: float = 30.0
     #: ``--scale-down-mode``: per-node thresholds (upstream) or cluster-wide (seed 001).
-    mode: str = "per-node"
+    mode: ScaleDownMode = ScaleDownMode.PER_NODE
     cluster_cpu_threshold: float = 0.5
     cluster_memory_threshold: float = 0.5
 
@@ -190,6 +204,9 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     add("--max-node-startup-time", type=_duration_arg, default=d_up.max_node_startup_seconds)
     add("--new-pod-scale-up-delay", type=_duration_arg, default=d_up.new_pod_scale_up_delay)
     add("--ignore-taint", action="append", default=[])
+    add("--initial-node-group-backoff-duration", type=_duration_arg, default=d_up.initial_backoff_seconds)
+    add("--max-node-group-backoff-duration", type=_duration_arg, default=d_up.max_backoff_seconds)
+    add("--node-group-backoff-reset-timeout", type=_duration_arg, default=d_up.backoff_reset_seconds)
     add("--scale-down-enabled", type=_bool, nargs="?", const=True, default=d_down.enabled)
     add("--scale-down-utilization-threshold", type=_ratio, default=d_down.utilization_threshold)
     add("--scale-down-storage-utilization-threshold", type=_ratio, default=d_down.storage_utilization_threshold)
@@ -215,7 +232,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     add("--ignore-mirror-pods-utilization", type=_bool, nargs="?", const=True,
         default=d_down.ignore_mirror_pods_utilization)
     add("--scale-down-simulation-timeout", type=_duration_arg, default=d_down.simulation_timeout)
-    add("--scale-down-mode", choices=("per-node", "cluster-wide"), default=d_down.mode)
+    add("--scale-down-mode", choices=[m.value for m in ScaleDownMode], default=d_down.mode.value)
     add("--scale-down-cluster-cpu-threshold", type=_ratio, default=d_down.cluster_cpu_threshold)
     add("--scale-down-cluster-memory-threshold", type=_ratio, default=d_down.cluster_memory_threshold)
     add("--storage-aware", type=_bool, nargs="?", const=True, default=True)
@@ -245,6 +262,9 @@ def options_from_args(args: argparse.Namespace) -> Options:
         raise ConfigError("--scale-down-unneeded-time: must not be negative")
     if a["max_pod_eviction_time"] < 0:
         raise ConfigError("--max-pod-eviction-time: must not be negative")
+    if not 0 < a["initial_node_group_backoff_duration"] <= a["max_node_group_backoff_duration"]:
+        raise ConfigError("--initial-node-group-backoff-duration: must be positive and at most "
+                          "--max-node-group-backoff-duration")
     # simulate leaves it unset so the scenario's own value applies; 10 s is CA's default.
     scan_interval = 10.0 if a["scan_interval"] is None else a["scan_interval"]
     if scan_interval <= 0:
@@ -268,6 +288,9 @@ def options_from_args(args: argparse.Namespace) -> Options:
             max_node_startup_seconds=a["max_node_startup_time"],
             new_pod_scale_up_delay=a["new_pod_scale_up_delay"],
             ignore_taints=tuple(a["ignore_taint"]),
+            initial_backoff_seconds=a["initial_node_group_backoff_duration"],
+            max_backoff_seconds=a["max_node_group_backoff_duration"],
+            backoff_reset_seconds=a["node_group_backoff_reset_timeout"],
         ),
         scale_down=ScaleDownOptions(
             enabled=a["scale_down_enabled"],
@@ -290,7 +313,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
             ignore_daemonsets_utilization=a["ignore_daemonsets_utilization"],
             ignore_mirror_pods_utilization=a["ignore_mirror_pods_utilization"],
             simulation_timeout=a["scale_down_simulation_timeout"],
-            mode=a["scale_down_mode"],
+            mode=ScaleDownMode(a["scale_down_mode"]),
             cluster_cpu_threshold=a["scale_down_cluster_cpu_threshold"],
             cluster_memory_threshold=a["scale_down_cluster_memory_threshold"],
         ),

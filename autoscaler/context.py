@@ -9,7 +9,7 @@ template, as upstream does; unready nodes stay but get the ``not-ready`` taint.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 
 from autoscaler.clusterstate import ClusterState, NodeState, Readiness, build_cluster_state, snapshot_node
@@ -41,6 +41,8 @@ class LoopContext:
     orphans: list[Pod] = field(default_factory=list)
     #: Indices of the upcoming template copies, per group.
     upcoming_idx: dict[str, list[int]] = field(default_factory=dict)
+    #: Groups in backoff after a failed scale-up -> why (the loop's ``GroupBackoff``; ``plan``: none).
+    backed_off: Mapping[str, str] = field(default_factory=dict)
     _utilization: dict[str, Utilization] = field(default_factory=dict)
 
     def utilization(self, state: NodeState) -> Utilization:
@@ -61,7 +63,8 @@ def is_expendable(pod: Pod, options: Options) -> bool:
 
 
 def build_context(objects: ClusterObjects, provider: CloudProvider, options: Options, now: float,
-                     template_cache: MutableMapping[str, TemplateNode] | None = None) -> LoopContext:
+                  template_cache: MutableMapping[str, TemplateNode] | None = None, *,
+                  backed_off: Mapping[str, str] | None = None) -> LoopContext:
     groups = list(provider.node_groups())
     group_of: dict[str, str] = {}
     for node in objects.nodes:
@@ -83,7 +86,8 @@ def build_context(objects: ClusterObjects, provider: CloudProvider, options: Opt
     volumes = VolumeIndex(objects, options.storage, storage_aware=options.storage_aware)
     checker = PredicateChecker(snapshot, volumes, objects.namespaces)
     templates = build_templates(state, pods_by_node, objects.controllers.values(), options, template_cache)
-    sim = LoopContext(objects, options, now, state, snapshot, volumes, checker, templates, pods_by_node, orphans)
+    sim = LoopContext(objects, options, now, state, snapshot, volumes, checker, templates, pods_by_node, orphans,
+                      backed_off=dict(backed_off or {}))
     for group_name, count in sorted(state.upcoming.items()):
         template = templates.get(group_name)
         if template is None:

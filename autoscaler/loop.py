@@ -1,47 +1,69 @@
 """The autoscaler's main loop: read the cluster, decide, act. Live and simulated alike.
 
-``Autoscaler.run_once(now)`` is one iteration: advance ongoing drains, list the
-cluster, run the shared decision code (``runonce.run_once``), then act: raise node
-group targets for a scale-up, hand chosen nodes to the actuator for a scale-down.
-It keeps what upstream keeps between loops: unneeded-since times, cooldown clocks,
-cached templates. Time is injected; nothing here reads the wall clock for decisions.
+``Autoscaler.run_once(now)`` is one iteration:
+
+1. advance ongoing drains (the actuator reports what happened);
+2. refresh the cloud, list the cluster;
+3. review requested instances (``provisioning``): lower the target by instances that
+   failed or did not register within ``--max-node-provision-time``, back their group
+   off;
+4. run the shared decision code (``runonce.run_once``) with the backed-off groups
+   left out of scale-up, so the next-best group is chosen meanwhile;
+5. act: raise group targets (transient cloud errors retried; a stock-out or a
+   quota backs the group off), hand chosen nodes to the actuator.
+
+The loop is the only writer of what is remembered between iterations: the
+scale-down memory (replaced from the plan and the actuator's status), the backoff,
+the provisioning state, cached templates. Planners and the actuator report; they
+never write it. Time is injected; the wall clock only measures how long a loop took.
+If the cluster or the cloud cannot be read (``ViewUnavailable``, ``CloudError`` from
+``refresh``), the error propagates and the caller skips the iteration.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from autoscaler.actuation.actuator import Actuator
+from autoscaler.actuation.scaleup import increase_size
+from autoscaler.actuation.types import ActuationEvent, ActuationStatus
+from autoscaler.backoff import GroupBackoff
 from autoscaler.config import Options
+from autoscaler.provisioning import ProvisioningReview, ProvisioningState, review_provisioning
+from autoscaler.records import EventKind, LoopRecord, ScaleEvent
 from autoscaler.runonce import LoopDecision, run_once
 from autoscaler.scaledown.types import ScaleDownMemory
+from autoscaler.scaleup.types import ScaleUpResult
 from autoscaler.templates import TemplateNode
-from cloudproviders.interface import CloudError, CloudProvider
+from cloudproviders.interface import (
+    CloudError,
+    CloudProvider,
+    InstanceErrorClass,
+    InsufficientCapacity,
+    NodeGroup,
+    QuotaExceeded,
+    WithGroupOptions,
+)
 from kube.clusterapi import ClusterAPI, ClusterAPIError
 from kube.names import CA_TO_BE_DELETED_TAINT
 
-__all__ = ["Autoscaler", "LoopRecord", "ScaleEvent"]
+__all__ = ["Autoscaler", "EventKind", "LoopRecord", "ScaleEvent"]
+
+log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class ScaleEvent:
-    time: float
-    kind: str  # ScaleUp, ScaleUpFailed, ScaleDownStarted
-    group: str
-    nodes: int
-    detail: str
-
-
-@dataclass(frozen=True, slots=True)
-class LoopRecord:
-    decision: LoopDecision
-    #: Wall seconds the iteration took (decision and actuation).
-    wall_seconds: float
-    events: tuple[ScaleEvent, ...]
+def _error_class(exc: CloudError) -> InstanceErrorClass:
+    if isinstance(exc, QuotaExceeded):
+        return InstanceErrorClass.QUOTA
+    if isinstance(exc, InsufficientCapacity):
+        return InstanceErrorClass.OUT_OF_CAPACITY
+    return InstanceErrorClass.OTHER
 
 
 @dataclass(slots=True)
@@ -51,61 +73,145 @@ class Autoscaler:
     options: Options
     executor: Executor | None = None
     wall_clock: Callable[[], float] = time.perf_counter
+    #: Waits between retries of transient cloud errors; a simulated run passes one that returns at once.
+    sleep: Callable[[float], None] = time.sleep
     memory: ScaleDownMemory = field(default_factory=ScaleDownMemory)
+    provisioning: ProvisioningState = field(default_factory=ProvisioningState)
     template_cache: dict[str, TemplateNode] = field(default_factory=dict)
     actuator: Actuator = field(init=False)
+    backoff: GroupBackoff = field(init=False)
+    #: Every scale event and actuation event so far (for reports).
     events: list[ScaleEvent] = field(default_factory=list)
-    _first: bool = True
+    actuation: list[ActuationEvent] = field(default_factory=list)
+    loops: int = 0
 
     def __post_init__(self) -> None:
-        self.actuator = Actuator(self.cluster, self.provider, self.options, self.executor,
-                                 on_deleted=self._deleted, on_failed=self._failed)
-
-    def _deleted(self, node: str, now: float) -> None:
-        self.memory.last_scale_down = now
-
-    def _failed(self, node: str, now: float) -> None:
-        self.memory.last_failure = now
+        self.actuator = Actuator(self.cluster, self.provider, self.options, self.executor)
+        up = self.options.scale_up
+        self.backoff = GroupBackoff(up.initial_backoff_seconds, up.max_backoff_seconds, up.backoff_reset_seconds)
 
     def run_once(self, now: float) -> LoopRecord:
         started = self.wall_clock()
-        self.actuator.tick(now)
+        self.loops += 1
+        status = self.actuator.tick(now)
+        self.provider.refresh()
         objects = self.cluster.list_objects()
-        if self._first:
-            self._first = False
+        if self.loops == 1:
             stale = [n.name for n in objects.nodes if n.has_taint(CA_TO_BE_DELETED_TAINT)]
             if stale:
-                self.actuator.cleanup_stale_taints(stale, now)
+                status = status.then(self.actuator.cleanup_stale_taints(stale, now))
                 objects = self.cluster.list_objects()
-        self.memory.deletions_in_progress = self.actuator.in_progress
-        decision = run_once(objects, self.provider, self.options, now, memory=self.memory,
-                            template_cache=self.template_cache)
         new_events: list[ScaleEvent] = []
-        up = decision.scale_up
-        if up.result == "ScaledUp":
-            groups = {g.name: g for g in self.provider.node_groups()}
-            for inc in up.increases:
-                detail = f"{len(up.triggered_by)} pod(s): " + ", ".join(p.ref for p in up.triggered_by[:5])
-                try:
-                    groups[inc.group].increase_size(inc.delta)
-                except CloudError as exc:
-                    new_events.append(ScaleEvent(now, "ScaleUpFailed", inc.group, inc.delta, str(exc)))
-                    continue
-                self.memory.last_scale_up = now
-                new_events.append(ScaleEvent(now, "ScaleUp", inc.group, inc.delta, detail))
+        registered = {n.provider_id for n in objects.nodes if n.provider_id}
+        review = review_provisioning(self.provider.node_groups(), registered, self.provisioning, now,
+                                     self._provision_limit)
+        self._act_on_review(review, now, new_events)
+        self._remember(status, now)
+        self.backoff.forget_stale(now)
+        decision = run_once(objects, self.provider, self.options, now, memory=self.memory,
+                            template_cache=self.template_cache, backed_off=self.backoff.backed_off(now))
+        self.memory = dataclasses.replace(self.memory, unneeded_since=decision.scale_down.unneeded_since)
+        if decision.scale_up.result is ScaleUpResult.SCALED_UP:
+            self._scale_up(decision, now, new_events)
         to_delete = decision.scale_down.to_delete
         if to_delete:
-            for node in self.actuator.start(to_delete, now):
-                cand = next(c for c in to_delete if c.node == node)
+            begun = self.actuator.start(to_delete, now)
+            self._remember(begun, now)
+            status = status.then(begun)
+            for name in begun.started:
+                cand = next(c for c in to_delete if c.node == name)
                 why = "empty" if cand.empty else f"{len(cand.drain.to_move)} pod(s) to move"
-                new_events.append(ScaleEvent(now, "ScaleDownStarted", cand.group, 1, f"{node}: unneeded, {why}"))
+                new_events.append(ScaleEvent(now, EventKind.SCALE_DOWN_STARTED, cand.group, 1,
+                                             f"{name}: unneeded, {why}"))
         self.events.extend(new_events)
+        self.actuation.extend(status.events)
         # The status ConfigMap is informational; the next loop writes it again.
         with contextlib.suppress(ClusterAPIError):
             self.cluster.write_status(self._status(decision))
-        return LoopRecord(decision, self.wall_clock() - started, tuple(new_events))
+        wall = self.wall_clock() - started
+        self._log(decision, status, new_events, now, wall)
+        return LoopRecord(decision, wall, tuple(new_events), status)
+
+    # --- between-loop memory (only written here) ------------------------------------------
+
+    def _remember(self, status: ActuationStatus, now: float) -> None:
+        memory = dataclasses.replace(self.memory, deletions_in_progress=status.in_progress)
+        if status.deleted:
+            memory = dataclasses.replace(memory, last_scale_down=now)
+        if status.failed:
+            memory = dataclasses.replace(memory, last_failure=now)
+        self.memory = memory
+
+    def _provision_limit(self, group: NodeGroup) -> float:
+        own = group.group_options().max_node_provision_seconds if isinstance(group, WithGroupOptions) else None
+        return own if own is not None else self.options.scale_up.max_node_provision_seconds
+
+    # --- scale-up ----------------------------------------------------------------------------
+
+    def _group(self, name: str) -> NodeGroup | None:
+        return next((g for g in self.provider.node_groups() if g.name == name), None)
+
+    def _act_on_review(self, review: ProvisioningReview, now: float, out: list[ScaleEvent]) -> None:
+        self.provisioning = review.state
+        gave_up = [(f.group, f.ids, f.error.error_class, f"{f.error.code}: {f.error.message}",
+                    EventKind.SCALE_UP_FAILED) for f in review.failed]
+        gave_up += [(t.group, t.ids, InstanceErrorClass.OTHER,
+                     f"timeout: not registered within --max-node-provision-time ({t.limit:g}s)",
+                     EventKind.SCALE_UP_TIMED_OUT) for t in review.timed_out]
+        for group_name, ids, error_class, message, kind in gave_up:
+            group = self._group(group_name)
+            detail = f"{len(ids)} instance(s): {message}"
+            if group is not None:
+                try:
+                    group.decrease_target_size(-len(ids))
+                except CloudError as exc:
+                    # Still backed off; the instances are looked at again next loop.
+                    detail += f"; the target could not be lowered: {exc}"
+            entry = self.backoff.fail(group_name, error_class, message, now)
+            out.append(ScaleEvent(now, kind, group_name, len(ids),
+                                  f"{detail}; backed off for {entry.duration:g}s"))
+
+    def _scale_up(self, decision: LoopDecision, now: float, out: list[ScaleEvent]) -> None:
+        up = decision.scale_up
+        pods = f"{len(up.triggered_by)} pod(s): " + ", ".join(p.ref for p in up.triggered_by[:5])
+        for inc in up.increases:
+            group = self._group(inc.group)
+            try:
+                if group is None:
+                    raise CloudError(f"node group {inc.group} no longer exists")
+                increase_size(group, inc.delta, self.sleep)
+            except CloudError as exc:
+                entry = self.backoff.fail(inc.group, _error_class(exc), str(exc), now)
+                out.append(ScaleEvent(now, EventKind.SCALE_UP_FAILED, inc.group, inc.delta,
+                                      f"{exc}; backed off for {entry.duration:g}s"))
+                continue
+            self.provisioning = self.provisioning.requested(inc.group, now)
+            self.memory = dataclasses.replace(self.memory, last_scale_up=now)
+            out.append(ScaleEvent(now, EventKind.SCALE_UP, inc.group, inc.delta, pods))
+
+    # --- reporting ----------------------------------------------------------------------------
 
     def _status(self, decision: LoopDecision) -> str:
         up, down = decision.scale_up, decision.scale_down
         return (f"scaleUp: {up.result}; scaleDown: {down.result}; unneeded: {len(down.unneeded)}; "
                 f"deletionsInProgress: {len(self.actuator.tasks)}")
+
+    def _log(self, decision: LoopDecision, status: ActuationStatus, events: list[ScaleEvent], now: float,
+             wall: float) -> None:
+        """One line per loop, its fields also as ``extra`` for structured handlers."""
+        if not log.isEnabledFor(logging.INFO):
+            return
+        up, down = decision.scale_up, decision.scale_down
+        fields = {
+            "loop": self.loops,
+            "now": now,
+            "scale_up": up.result.value,
+            "increases": ",".join(f"{i.group}+{i.delta}" for i in up.increases) or "-",
+            "scale_down": down.result.value,
+            "unneeded": len(down.unneeded),
+            "deleting": len(status.in_progress),
+            "backed_off": ",".join(self.backoff.backed_off(now)) or "-",
+            "events": len(events) + len(status.events),
+            "wall_ms": round(wall * 1000, 2),
+        }
+        log.info(" ".join(f"{k}={v}" for k, v in fields.items()), extra={"autoscaler": fields})

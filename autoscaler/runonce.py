@@ -6,7 +6,8 @@ frozen data; acting on it is the actuator's job.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+import time
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 
 from autoscaler.clusterstate import Readiness
@@ -14,7 +15,7 @@ from autoscaler.config import Options
 from autoscaler.context import LoopContext, build_context
 from autoscaler.scaledown.planner import plan_scale_down
 from autoscaler.scaledown.types import ScaleDownMemory, ScaleDownPlan
-from autoscaler.scaleup.orchestrator import ScaleUpPlan, plan_scale_up
+from autoscaler.scaleup.orchestrator import ScaleUpPlan, ScaleUpResult, plan_scale_up
 from autoscaler.templates import TemplateNode
 from cloudproviders.interface import CloudProvider
 from kube.model import ClusterObjects
@@ -28,11 +29,11 @@ class NodeReport:
     name: str
     group: str | None
     ready: bool
-    readiness: str
+    readiness: Readiness
     utilization: Utilization
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class LoopDecision:
     now: float
     scale_up: ScaleUpPlan
@@ -44,26 +45,31 @@ class LoopDecision:
 
 
 def _reports(sim: LoopContext) -> list[NodeReport]:
-    return [NodeReport(s.name, s.group, s.node.ready, s.readiness.value, sim.utilization(s)) for s in sim.state.nodes]
+    return [NodeReport(s.name, s.group, s.node.ready, s.readiness, sim.utilization(s)) for s in sim.state.nodes]
 
 
 def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options, now: float, *,
              memory: ScaleDownMemory | None = None, steady_state: bool = False,
-             template_cache: MutableMapping[str, TemplateNode] | None = None) -> LoopDecision:
-    """Decide what to do now. ``steady_state``: every unneeded node counts as unneeded long enough."""
-    import time
+             template_cache: MutableMapping[str, TemplateNode] | None = None,
+             backed_off: Mapping[str, str] | None = None) -> LoopDecision:
+    """Decide what to do now. ``steady_state``: every unneeded node counts as unneeded long enough.
 
+    ``memory`` is read, never written: the scale-down plan carries this loop's
+    ``unneeded_since`` for the caller to keep. ``backed_off``: groups not to scale up now.
+    Wall time is read only to report how long each phase took.
+    """
+    memory = memory if memory is not None else ScaleDownMemory()
     t0 = time.perf_counter()
-    sim = build_context(objects, provider, options, now, template_cache)
+    sim = build_context(objects, provider, options, now, template_cache, backed_off=backed_off)
     t1 = time.perf_counter()
     scale_up = plan_scale_up(sim)
     t2 = time.perf_counter()
-    if scale_up.result == "ScaledUp":
-        scale_down = ScaleDownPlan.skipped("the loop scaled up")
+    if scale_up.result is ScaleUpResult.SCALED_UP:
+        scale_down = ScaleDownPlan.skipped("the loop scaled up", memory.unneeded_since)
     elif not options.scale_down.enabled:
-        scale_down = ScaleDownPlan.skipped("scale-down is disabled (--scale-down-enabled=false)")
+        scale_down = ScaleDownPlan.skipped("scale-down is disabled (--scale-down-enabled=false)", memory.unneeded_since)
     else:
-        scale_down = plan_scale_down(sim, memory if memory is not None else ScaleDownMemory(), steady_state)
+        scale_down = plan_scale_down(sim, memory, steady_state)
     t3 = time.perf_counter()
     reports = _reports(sim)
     t4 = time.perf_counter()

@@ -11,6 +11,13 @@ drains after every step (``World.settle``): nodes that changed, owners that lost
 gained pods, and whether a pending pod may now fit somewhere (``needs_schedule``).
 The ``ClusterAPI`` methods call ``on_change`` when they are done, so a controller
 recreates an evicted pod at once, as a real one would within milliseconds.
+
+An accepted eviction marks the pod terminating (``deleted`` set): it stays on its
+node, still holding its resources and volumes and no longer counted healthy by its
+budgets, until its grace period (the eviction's, else the pod's own) has passed;
+then it is gone (``schedule`` is the world's timeline; without one, at once).
+Errors are the seam's types: a missing node is ``NotFound``; ``fail_calls`` injects
+``TransientAPIError`` into the next calls of a ``ClusterAPI`` method, for tests.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from dataclasses import dataclass
 from emulator.budgets import PdbSpec
 from emulator.clock import SimClock
 from emulator.metrics import Metrics
-from kube.clusterapi import ClusterAPIError, Eviction, EvictionResult
+from kube.clusterapi import Eviction, EvictionResult, NotFound, TransientAPIError
 from kube.model import (
     ClusterObjects,
     Controller,
@@ -144,6 +151,24 @@ class SimCluster:
         self.changed_owners: dict[OwnerKey, bool] = {}
         self.needs_schedule = False
         self.on_change: Callable[[], None] | None = None
+        #: Runs an action at a later time (the world's timeline); None: terminations are immediate.
+        self.schedule: Callable[[float, str, Callable[[], None]], None] | None = None
+        #: ClusterAPI method name -> messages of the injected failures still to come.
+        self._call_faults: dict[str, list[str]] = {}
+
+    # --- fault injection (tests) -------------------------------------------------------------
+    def fail_calls(self, method: str, times: int, message: str = "injected: the API server is unavailable") -> None:
+        """The next ``times`` calls of ClusterAPI ``method`` raise ``TransientAPIError`` and change nothing."""
+        if times < 0:
+            raise ValueError(f"fail_calls: times must not be negative, got {times}")
+        if method not in ("taint_node", "untaint_node", "evict_pod", "pods_on_node", "delete_pod"):
+            raise ValueError(f"fail_calls: {method!r} is not a ClusterAPI method that can fail here")
+        self._call_faults.setdefault(method, []).extend([message] * times)
+
+    def _injected(self, method: str) -> None:
+        faults = self._call_faults.get(method)
+        if faults:
+            raise TransientAPIError(f"{method}: {faults.pop(0)}")
 
     # --- ClusterAPI -------------------------------------------------------------------------
     def list_objects(self) -> ClusterObjects:
@@ -165,12 +190,14 @@ class SimCluster:
         )
 
     def taint_node(self, node: str, taint: Taint) -> None:
+        self._injected("taint_node")
         current = self._require_node(node)
         if not current.has_taint(taint.key):
             self.put_node(dataclasses.replace(current, taints=(*current.taints, taint)))
         self._notify()
 
     def untaint_node(self, node: str, key: str) -> None:
+        self._injected("untaint_node")
         current = self._require_node(node)
         if current.has_taint(key):
             self.put_node(dataclasses.replace(current, taints=tuple(t for t in current.taints if t.key != key)))
@@ -184,10 +211,13 @@ class SimCluster:
         self._notify()
 
     def evict_pod(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> EvictionResult:
+        self._injected("evict_pod")
         key = (namespace, name)
         pod = self._pods.get(key)
         if pod is None:
             return EvictionResult(Eviction.GONE, "already gone")
+        if pod.deleted is not None:
+            return EvictionResult(Eviction.EVICTED, "already terminating")
         # As the Eviction API: budgets only protect running pods.
         if pod.node_name and pod.phase == "Running":
             for spec in self.pdbs_matching(pod):
@@ -199,12 +229,33 @@ class SimCluster:
                         "Cannot evict pod as it would violate the pod's disruption budget "
                         f"{spec.namespace}/{spec.name}",
                     )
-        self.remove_pod(key, replacement=True)
         self.metrics.evictions += 1
+        grace = pod.grace_seconds if grace_period_seconds is None else grace_period_seconds
+        self._terminate(pod, grace)
         self._notify()
         return EvictionResult(Eviction.EVICTED)
 
+    def _terminate(self, pod: Pod, grace: float) -> None:
+        """The pod terminates for ``grace`` seconds, then is gone (its controller replaces it)."""
+        key = (pod.namespace, pod.name)
+        if grace <= 0 or self.schedule is None or not pod.node_name:
+            self.remove_pod(key, replacement=True)
+            return
+        self.replace_pod(dataclasses.replace(pod, deleted=self.clock.now))
+        if pod.owner is not None:  # a ReplicaSet replaces a terminating pod at once
+            owner = (pod.owner.kind, pod.namespace, pod.owner.name)
+            self.changed_owners[owner] = True
+        uid = pod.uid
+
+        def gone() -> None:
+            current = self._pods.get(key)
+            if current is not None and current.uid == uid:
+                self.remove_pod(key, replacement=True)
+
+        self.schedule(self.clock.now + grace, f"pod {pod.ref} terminated", gone)
+
     def delete_pod(self, namespace: str, name: str) -> None:
+        self._injected("delete_pod")
         if (namespace, name) in self._pods:
             self.remove_pod((namespace, name), replacement=True)
             self.metrics.deletions += 1
@@ -250,6 +301,7 @@ class SimCluster:
         return self._pods.values()
 
     def pods_on_node(self, node: str) -> Sequence[Pod]:
+        self._injected("pods_on_node")
         return self.pods_on(node)
 
     def pods_on(self, node: str) -> list[Pod]:
@@ -311,7 +363,8 @@ class SimCluster:
         equal = {r.key: r.values[0] for r in spec.selector.requirements if r.operator == "In" and len(r.values) == 1}
         candidates = self.pods_with_labels(spec.namespace, equal)
         matching = [p for p in candidates if spec.selector.matches(p.labels) and not p.is_terminal]
-        healthy = sum(1 for p in matching if p.node_name and p.phase == "Running")
+        # A terminating pod is not healthy (the disruption controller's rule).
+        healthy = sum(1 for p in matching if p.node_name and p.phase == "Running" and p.deleted is None)
         return spec.status(healthy, len(matching))
 
     def _pdb_statuses(self) -> list[PodDisruptionBudget]:
@@ -324,7 +377,7 @@ class SimCluster:
     def _require_node(self, name: str) -> Node:
         node = self._nodes.get(name)
         if node is None:
-            raise ClusterAPIError(f'nodes "{name}" not found')
+            raise NotFound(f'nodes "{name}" not found')
         return node
 
     def _notify(self) -> None:

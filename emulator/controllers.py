@@ -295,7 +295,8 @@ class WorkloadControllers:
         )
 
     def _reconcile_replicaset(self, spec: WorkloadSpec, replacement: bool) -> None:
-        pods = self.cluster.owned_pods(spec.key)
+        # A ReplicaSet counts only active pods: a terminating one is replaced at once.
+        pods = [p for p in self.cluster.owned_pods(spec.key) if p.deleted is None]
         missing = spec.replicas - len(pods)
         for _ in range(missing):
             name = f"{spec.name}-{self.ids.suffix()}"

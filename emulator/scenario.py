@@ -14,6 +14,11 @@ controllers, ``NodeGroup`` objects) plus exactly one ``Scenario`` object::
       provisioningDelay: 2m           # cloud: from increase_size to a Ready node
       storageDriverStartDelay: 1m     # node registered -> capacity annotation written
       unpinSecondsPerGiB: 0.5         # snapshotting a volume to remote storage, per GiB
+      cloudFaults:                    # optional: what the cloud gets wrong, per group and window
+      - {group: nvme, kind: OutOfCapacity, from: 5m, until: 20m}   # new instances fail (a stock-out)
+      - {group: nvme, kind: Quota, from: 0s, until: 10m}           # increase_size raises QuotaExceeded
+      - {group: general, kind: Transient, times: 2}                # the next 2 increase_size calls raise
+      - {group: general, kind: SlowProvisioning, provisioningDelay: 20m}  # boots take this long
       events:
       - at: 10m
         create: [<objects>]
@@ -31,6 +36,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -44,6 +50,8 @@ from kube.duration import parse_duration
 __all__ = [
     "DEFAULT_START",
     "SCENARIO_API",
+    "CloudFault",
+    "FaultKind",
     "ObjectKey",
     "ScaleAction",
     "Scenario",
@@ -125,6 +133,30 @@ class _EventModel(_Model):
     scale: Annotated[list[_ScaleModel], BeforeValidator(_one_or_many)] = Field(default_factory=list)
 
 
+class FaultKind(StrEnum):
+    """What the simulated cloud gets wrong for a group during a fault's window."""
+
+    #: Instances requested in the window are created failed (``OutOfCapacity``), as a
+    #: stock-out shows on AWS, GCE and Azure: the resize is accepted, the VMs never come.
+    OUT_OF_CAPACITY = "OutOfCapacity"
+    #: ``increase_size`` raises ``QuotaExceeded`` and changes nothing.
+    QUOTA = "Quota"
+    #: ``increase_size`` raises ``Transient`` (throttled), ``times`` times in all.
+    TRANSIENT = "Transient"
+    #: Instances requested in the window take ``provisioningDelay`` to register.
+    SLOW_PROVISIONING = "SlowProvisioning"
+
+
+class _FaultModel(_Model):
+    group: str = Field(min_length=1)
+    kind: FaultKind
+    start: Duration = Field(alias="from", default=0.0)
+    #: Default: the end of the scenario.
+    until: Duration | None = None
+    times: int = Field(default=1, ge=1, strict=True)
+    provisioning_delay: Duration | None = Field(alias="provisioningDelay", default=None, ge=0)
+
+
 class _SpecModel(_Model):
     start: Time = Field(default=DEFAULT_START, validate_default=True)
     duration: Duration = Field(gt=0)
@@ -132,6 +164,7 @@ class _SpecModel(_Model):
     provisioning_delay: Duration = Field(alias="provisioningDelay", ge=0)
     storage_driver_start_delay: Duration = Field(alias="storageDriverStartDelay", ge=0)
     unpin_seconds_per_gib: float = Field(alias="unpinSecondsPerGiB", ge=0, allow_inf_nan=False)
+    cloud_faults: list[_FaultModel] = Field(alias="cloudFaults", default_factory=list)
     events: list[_EventModel] = Field(default_factory=list)
 
 
@@ -165,6 +198,23 @@ class ScenarioEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class CloudFault:
+    """A fault of the simulated cloud (``FaultKind``) for ``group`` from ``start`` until ``end``."""
+
+    group: str
+    kind: FaultKind
+    #: Seconds after the scenario's start; the window is [start, end).
+    start: float
+    end: float
+    #: ``Transient``: how many calls fail.
+    times: int = 1
+    #: ``SlowProvisioning``: seconds from request to a registered node.
+    provisioning_delay: float = 0.0
+    #: Position in ``spec.cloudFaults``, for error messages.
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
     name: str
     #: The file it came from (error messages name it).
@@ -180,6 +230,7 @@ class Scenario:
     unpin_seconds_per_gib: float
     #: Sorted by time (stable: file order among equal times).
     events: tuple[ScenarioEvent, ...] = ()
+    cloud_faults: tuple[CloudFault, ...] = ()
 
     @property
     def end(self) -> float:
@@ -301,7 +352,23 @@ def parse_scenario(docs: list[Json], source: str) -> Scenario:
         storage_driver_start_delay=spec.storage_driver_start_delay,
         unpin_seconds_per_gib=spec.unpin_seconds_per_gib,
         events=tuple(events),
+        cloud_faults=_faults(spec, source, ref),
     )
+
+
+def _faults(spec: _SpecModel, source: str, ref: str) -> tuple[CloudFault, ...]:
+    faults = []
+    for i, f in enumerate(spec.cloud_faults):
+        where = f"spec.cloudFaults[{i}]"
+        end = spec.duration if f.until is None else f.until
+        if end <= f.start:
+            raise InputError(source, ref, f"{where}.until", f"{end:g}s is not after from ({f.start:g}s)")
+        if (f.kind is FaultKind.SLOW_PROVISIONING) != (f.provisioning_delay is not None):
+            raise InputError(source, ref, f"{where}.provisioningDelay",
+                             "required for SlowProvisioning" if f.provisioning_delay is None
+                             else f"only SlowProvisioning takes it, not {f.kind.value}")
+        faults.append(CloudFault(f.group, f.kind, f.start, end, f.times, f.provisioning_delay or 0.0, i))
+    return tuple(faults)
 
 
 def load_scenario(path: str | Path) -> Scenario:

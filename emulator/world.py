@@ -7,8 +7,9 @@
     <the real actuator>(world.cluster, world.cloud)   # taint, evict, delete pods, resize groups
 
 so the world must behave like Kubernetes plus a cloud: an API server that honours
-PodDisruptionBudgets (``SimCluster``), node groups that launch nodes after a delay
-(``SimCloud``), controllers that recreate pods, a scheduler that binds them with the
+PodDisruptionBudgets and lets evicted pods terminate for their grace period
+(``SimCluster``), node groups that launch nodes after a delay and run out of capacity
+when the scenario says so (``SimCloud``), controllers that recreate pods, a scheduler that binds them with the
 storage-aware predicate (``Scheduler``), and the storage driver that writes capacity,
 unpins volumes on draining nodes and guards them (``StorageDriver``, ``GuardController``).
 
@@ -69,14 +70,21 @@ class World:
         batches = [self._prepare_event(ev) for ev in scenario.events]
         self._validate_events(initial, batches)
         self._apply(initial, joins_groups=False)
+        groups = {g.name for g in initial.objects.node_groups}
+        for fault in scenario.cloud_faults:
+            if fault.group not in groups:
+                raise InputError(scenario.source, scenario.ref, f"spec.cloudFaults[{fault.index}].group",
+                                 f"no NodeGroup {fault.group!r} in the scenario")
         self.cloud = SimCloud(initial.objects.node_groups, self.cluster, self.clock, self.timeline,
-                              metrics=self.metrics, names=names, provisioning_delay=scenario.provisioning_delay)
+                              metrics=self.metrics, names=names, provisioning_delay=scenario.provisioning_delay,
+                              faults=scenario.cloud_faults, start=scenario.start)
         self.driver = StorageDriver(self.cluster, self.clock, self.timeline, self.guard, names,
                                     start_delay=scenario.storage_driver_start_delay,
                                     unpin_seconds_per_gib=scenario.unpin_seconds_per_gib,
                                     max_capacity_for=self._max_capacity_for)
         self.metrics.source = self
         self.cluster.on_change = self.settle
+        self.cluster.schedule = self.timeline.schedule
         self.cloud.on_change = self.settle
         for event, batch in zip(scenario.events, batches, strict=True):
             self.timeline.schedule(scenario.start + event.at, f"scenario event {event.index}",

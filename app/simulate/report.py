@@ -67,7 +67,7 @@ def report(run: RunResult) -> dict[str, Any]:
         "storageAware": run.options.storage_aware,
         "summary": summary(run),
         "scaleUps": [{"time": e.time - world.start, "nodeGroup": e.group, "delta": e.nodes, "reason": e.detail}
-                     for e in run.events if e.kind in ("ScaleUp", "ScaleUpFailed")],
+                     for e in run.events if e.kind in ("ScaleUp", "ScaleUpFailed", "ScaleUpTimedOut")],
         "scaleDowns": [{"time": a.time - world.start, "node": a.node, "result": a.kind, "reason": a.message}
                        for a in run.actuation if a.kind in ("Deleted", "Failed")],
         "dataLoss": [{"time": t - world.start, "node": node, "volume": pv}

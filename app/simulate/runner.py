@@ -12,8 +12,8 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+from autoscaler.actuation.types import ActuationEvent
 from autoscaler.config import Options
 from autoscaler.loop import Autoscaler, ScaleEvent
 from emulator.scenario import Scenario
@@ -39,13 +39,14 @@ class RunResult:
     events: list[ScaleEvent] = field(default_factory=list)
     world: World | None = None
     wall_seconds: float = 0.0
-    actuation: list[Any] = field(default_factory=list)
+    actuation: list[ActuationEvent] = field(default_factory=list)
 
 
 def run_scenario(scenario: Scenario, options: Options, *, progress: Callable[[str], None] | None = None,
                  seed: int = 0) -> RunResult:
     world = World(scenario, options.storage, seed=seed)
-    autoscaler = Autoscaler(world.cluster, world.cloud, options)
+    # Simulated time does not pass inside a loop: retries of transient cloud errors do not wait.
+    autoscaler = Autoscaler(world.cluster, world.cloud, options, sleep=_no_wait)
     result = RunResult(scenario, options, world=world)
     start = world.clock.now
     end = start + scenario.duration
@@ -68,9 +69,13 @@ def run_scenario(scenario: Scenario, options: Options, *, progress: Callable[[st
                          f"pending={sample.pending}  loop={record.wall_seconds * 1000:.0f}ms")
     world.advance(end)
     result.events = list(autoscaler.events)
-    result.actuation = list(autoscaler.actuator.history)
+    result.actuation = list(autoscaler.actuation)
     result.wall_seconds = time.perf_counter() - began
     return result
+
+
+def _no_wait(seconds: float) -> None:
+    """The retry wait of a simulated run: none."""
 
 
 def _clock(seconds: float) -> str:

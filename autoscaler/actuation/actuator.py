@@ -1,34 +1,52 @@
-"""Acting on scale-down decisions: taint, drain, delete, and roll back on failure.
+"""Acting on scale-down decisions: taint, drain, wait for the pods to go, re-check, delete.
 
-A deletion is a small state machine advanced by ``tick(now)``, so the same code runs
-under the live loop's clock and under simulated time:
+A deletion is a small state machine advanced once per loop, so the same code runs
+under the live loop's clock and under simulated time (upstream
+``core/scaledown/actuation``: ``drain.go`` and ``actuator.go``):
 
 1. ``start``: taint the node ``ToBeDeletedByClusterAutoscaler:NoSchedule`` so nothing
    new lands on it (and so the storage driver starts unpinning its volumes).
-2. Every tick: evict each remaining pod through the Eviction API, all of a node's
-   pods in the same tick (in parallel when an executor is given). A refusal (a PDB,
-   e.g. the storage guard's, which lasts until the driver has unpinned the node's
-   volumes) is retried on the next tick, for up to ``--max-pod-eviction-time``.
-3. When every pod is gone, delete the node through its node group.
-4. If the time runs out or the cloud refuses, remove the taint again (roll back) and
-   report the failure, which starts ``--scale-down-delay-after-failure``.
+2. Evict every pod still to go through the Eviction API, all of a node's pods in
+   the same step (in parallel when an executor is given), each with its own grace
+   period capped by ``--max-graceful-termination-sec``. ``Refused`` (a PDB, e.g. the
+   storage guard's, which holds until the driver has unpinned the node's volumes) and
+   transient API errors are retried next loop, for up to ``--max-pod-eviction-time``;
+   ``Gone`` needs no wait.
+3. Wait until the evicted pods are gone from the node (``pods_on_node``), for at most
+   their grace period plus upstream's 30 s ``PodEvictionHeadroom``; pods still there
+   after that fail the drain, as upstream's ``waitPodsToDisappear`` does.
+4. Re-check that the node may still go (``recheck.removal_blocker``), then delete
+   it through its node group.
+5. On any failure, remove the taint again (roll back). An untaint that fails is
+   retried every loop until it succeeds or the node is gone, so no node is left
+   cordoned by a deletion nobody tracks.
+
+Every step returns a frozen ``ActuationStatus``; the loop, not the actuator, turns it
+into what is remembered between loops (cooldowns, deletions in progress).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
+from autoscaler.actuation.recheck import removal_blocker
+from autoscaler.actuation.types import ActuationEvent, ActuationKind, ActuationStatus
 from autoscaler.config import Options
 from autoscaler.scaledown.types import RemovalCandidate
-from cloudproviders.interface import CloudError, CloudProvider, NodeGroup
-from kube.clusterapi import ClusterAPI, ClusterAPIError, Eviction
-from kube.model import Pod, Taint
+from cloudproviders.interface import CloudError, CloudProvider
+from kube.clusterapi import ClusterAPI, ClusterAPIError, Eviction, EvictionResult, NotFound
+from kube.model import Taint
 from kube.names import CA_TO_BE_DELETED_TAINT
 
-__all__ = ["ActuationEvent", "Actuator", "DeletionTask"]
+__all__ = ["POD_EVICTION_HEADROOM", "Actuator", "DeletionTask"]
+
+#: Upstream's ``PodEvictionHeadroom``: time past the grace period for the kubelet to finish.
+POD_EVICTION_HEADROOM = 30.0
+
+PodKey = tuple[str, str]
 
 
 @dataclass(slots=True)
@@ -36,21 +54,22 @@ class DeletionTask:
     node: str
     group: str
     started: float
-    deadline: float
-    #: (namespace, name) of pods still to evict.
-    remaining: list[tuple[str, str]]
+    #: Refused evictions are retried until then (``--max-pod-eviction-time``).
+    eviction_deadline: float
+    #: Pods still to evict -> the grace period to ask for (s).
+    to_evict: dict[PodKey, int]
+    #: Evicted pods still on the node -> when they must be gone (grace + headroom after eviction).
+    terminating: dict[PodKey, float] = field(default_factory=dict)
     refusals: int = 0
     last_refusal: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class ActuationEvent:
-    """Something the actuator did or gave up on (for events, metrics and reports)."""
+@dataclass(slots=True)
+class _Step:
+    """Events collected during one actuator step."""
 
-    time: float
-    node: str
-    kind: str  # Tainted, Evicted, Deleted, Failed
-    message: str = ""
+    now: float
+    events: list[ActuationEvent] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -58,110 +77,157 @@ class Actuator:
     cluster: ClusterAPI
     provider: CloudProvider
     options: Options
-    #: Runs the evictions of one tick concurrently (live loop); None: one after another.
+    #: Runs the evictions of one step concurrently (live loop); None: one after another.
     executor: Executor | None = None
     tasks: dict[str, DeletionTask] = field(default_factory=dict)
-    history: list[ActuationEvent] = field(default_factory=list)
-    on_deleted: Callable[[str, float], None] | None = None
-    on_failed: Callable[[str, float], None] | None = None
+    #: Nodes whose rollback could not remove our taint yet; retried every step.
+    untaint_pending: set[str] = field(default_factory=set)
 
-    @property
-    def in_progress(self) -> set[str]:
-        return set(self.tasks)
-
-    def _group(self, name: str) -> NodeGroup | None:
-        return next((g for g in self.provider.node_groups() if g.name == name), None)
-
-    def _event(self, now: float, node: str, kind: str, message: str = "", warning: bool = False) -> None:
-        self.history.append(ActuationEvent(now, node, kind, message))
-        # Events are best effort; the history above keeps the record.
+    def _event(self, step: _Step, node: str, kind: ActuationKind, message: str = "", warning: bool = False) -> None:
+        step.events.append(ActuationEvent(step.now, node, kind, message))
+        # Kubernetes Events are best effort; the status returned to the loop keeps the record.
         with contextlib.suppress(ClusterAPIError):
-            self.cluster.record_event("Node", "", node, f"ScaleDown{kind}", message or kind, warning=warning)
+            self.cluster.record_event("Node", "", node, f"ScaleDown{kind.value}", message or kind.value,
+                                      warning=warning)
 
-    def start(self, candidates: Sequence[RemovalCandidate], now: float) -> list[str]:
-        """Taint and begin draining; returns the nodes whose deletion started."""
-        started = []
+    def _status(self, step: _Step, started: Sequence[str] = ()) -> ActuationStatus:
+        return ActuationStatus(tuple(step.events), frozenset(self.tasks), tuple(started))
+
+    # --- the loop's entry points -----------------------------------------------------------
+
+    def tick(self, now: float) -> ActuationStatus:
+        """Advance every deletion in progress and retry failed untaints."""
+        step = _Step(now)
+        self._retry_untaints(step)
+        for task in list(self.tasks.values()):
+            self._advance(task, step)
+        return self._status(step)
+
+    def start(self, candidates: Sequence[RemovalCandidate], now: float) -> ActuationStatus:
+        """Taint and begin draining each candidate no task owns yet; advances only those."""
+        step = _Step(now)
+        started: list[str] = []
         taint = Taint(CA_TO_BE_DELETED_TAINT, str(int(now)), "NoSchedule")
+        cap = self.options.scale_down.max_graceful_termination_seconds
         for cand in candidates:
             if cand.node in self.tasks:
                 continue
             try:
                 self.cluster.taint_node(cand.node, taint)
             except ClusterAPIError as exc:
-                self._event(now, cand.node, "Failed", f"cannot taint: {exc}", warning=True)
-                if self.on_failed is not None:
-                    self.on_failed(cand.node, now)
+                self._event(step, cand.node, ActuationKind.FAILED, f"cannot taint: {exc}", warning=True)
                 continue
-            pods: list[Pod] = [*cand.drain.to_move, *cand.drain.guards]
+            pods = [*cand.drain.to_move, *cand.drain.guards]
+            self.untaint_pending.discard(cand.node)
             self.tasks[cand.node] = DeletionTask(
                 cand.node, cand.group, now, now + self.options.scale_down.max_pod_eviction_seconds,
-                [(p.namespace, p.name) for p in pods])
-            self._event(now, cand.node, "Tainted", f"draining {len(pods)} pod(s)")
+                {(p.namespace, p.name): min(p.grace_seconds, cap) for p in pods})
+            self._event(step, cand.node, ActuationKind.TAINTED, f"draining {len(pods)} pod(s)")
             started.append(cand.node)
-        self.tick(now)
-        return started
+        for name in started:
+            self._advance(self.tasks[name], step)
+        return self._status(step, started)
 
-    def _evict(self, task: DeletionTask, now: float) -> None:
-        def one(ref: tuple[str, str]) -> tuple[tuple[str, str], bool, str]:
-            try:
-                result = self.cluster.evict_pod(*ref)
-            except ClusterAPIError as exc:
-                return ref, False, str(exc)
-            return ref, result.outcome is not Eviction.REFUSED, result.message
-
-        refs = list(task.remaining)
-        results = list(self.executor.map(one, refs)) if self.executor is not None else [one(r) for r in refs]
-        still = []
-        for ref, done, message in results:
-            if done:
-                self.history.append(ActuationEvent(now, task.node, "Evicted", f"{ref[0]}/{ref[1]}"))
-            else:
-                still.append(ref)
-                task.refusals += 1
-                task.last_refusal = f"{ref[0]}/{ref[1]}: {message}" if message else f"{ref[0]}/{ref[1]}"
-        task.remaining = still
-
-    def _rollback(self, task: DeletionTask, now: float, why: str) -> None:
-        del self.tasks[task.node]
-        try:
-            self.cluster.untaint_node(task.node, CA_TO_BE_DELETED_TAINT)
-        except ClusterAPIError as exc:
-            why += f"; the taint could not be removed ({exc}), it will be retried next loop"
-        self._event(now, task.node, "Failed", why, warning=True)
-        if self.on_failed is not None:
-            self.on_failed(task.node, now)
-
-    def tick(self, now: float) -> None:
-        """Advance every deletion: evict, delete when drained, roll back when out of time."""
-        for task in list(self.tasks.values()):
-            if task.remaining:
-                self._evict(task, now)
-            if task.remaining:
-                if now >= task.deadline:
-                    self._rollback(task, now, f"pods not evicted within --max-pod-eviction-time: {task.last_refusal}")
-                continue
-            group = self._group(task.group)
-            try:
-                if group is None:
-                    raise CloudError(f"node group {task.group} no longer exists")
-                node = next((n for n in self.cluster.list_objects().nodes if n.name == task.node), None)
-                if node is None:
-                    raise CloudError(f"node {task.node} no longer exists")
-                group.delete_nodes([node])
-            except CloudError as exc:
-                self._rollback(task, now, f"cloud provider refused to delete the node: {exc}")
-                continue
-            del self.tasks[task.node]
-            self._event(now, task.node, "Deleted", f"removed from {task.group}")
-            if self.on_deleted is not None:
-                self.on_deleted(task.node, now)
-
-    def cleanup_stale_taints(self, tainted: Sequence[str], now: float) -> None:
+    def cleanup_stale_taints(self, tainted: Sequence[str], now: float) -> ActuationStatus:
         """Remove our taint from nodes no task owns (a restart or a lost rollback), as upstream does."""
+        step = _Step(now)
         for node in tainted:
-            if node not in self.tasks:
-                try:
-                    self.cluster.untaint_node(node, CA_TO_BE_DELETED_TAINT)
-                except ClusterAPIError:
-                    continue
-                self._event(now, node, "Untainted", "stale ToBeDeleted taint removed")
+            if node in self.tasks:
+                continue
+            try:
+                self.cluster.untaint_node(node, CA_TO_BE_DELETED_TAINT)
+            except ClusterAPIError:
+                self.untaint_pending.add(node)
+                continue
+            self._event(step, node, ActuationKind.UNTAINTED, "stale ToBeDeleted taint removed")
+        return self._status(step)
+
+    # --- one deletion ------------------------------------------------------------------------
+
+    def _advance(self, task: DeletionTask, step: _Step) -> None:
+        now = step.now
+        if task.to_evict:
+            self._evict(task, step)
+        if task.to_evict:
+            if now >= task.eviction_deadline:
+                self._rollback(task, step, f"pods not evicted within --max-pod-eviction-time: {task.last_refusal}")
+            return
+        if task.terminating:
+            try:
+                still = {(p.namespace, p.name) for p in self.cluster.pods_on_node(task.node)}
+            except ClusterAPIError as exc:
+                # Cannot see the node's pods now: look again next loop, never guess; but
+                # not past the time the pods had to be gone by.
+                if now >= max(task.terminating.values()):
+                    self._rollback(task, step, f"cannot tell whether the evicted pods are gone: {exc}")
+                return
+            task.terminating = {k: t for k, t in task.terminating.items() if k in still}
+            if task.terminating:
+                if now >= max(task.terminating.values()):
+                    left = ", ".join(f"{ns}/{name}" for ns, name in sorted(task.terminating))
+                    self._rollback(task, step, f"pods remaining after their grace period: {left}")
+                return
+        try:
+            checked = removal_blocker(self.cluster.list_objects(), task.node, task.group, self.provider,
+                                      self.options)
+        except ClusterAPIError:
+            return  # no complete view now: decide next loop
+        if isinstance(checked, str):
+            self._rollback(task, step, f"no longer removable: {checked}")
+            return
+        node, group = checked
+        try:
+            group.delete_nodes([node])
+        except CloudError as exc:
+            self._rollback(task, step, f"cloud provider refused to delete the node: {exc}")
+            return
+        del self.tasks[task.node]
+        self._event(step, task.node, ActuationKind.DELETED, f"removed from {task.group}")
+
+    def _evict(self, task: DeletionTask, step: _Step) -> None:
+        def one(item: tuple[PodKey, int]) -> tuple[PodKey, EvictionResult | ClusterAPIError]:
+            (namespace, name), grace = item
+            try:
+                return (namespace, name), self.cluster.evict_pod(namespace, name, grace)
+            except NotFound:
+                return (namespace, name), EvictionResult(Eviction.GONE, "not found")
+            except ClusterAPIError as exc:
+                return (namespace, name), exc
+
+        items = sorted(task.to_evict.items())
+        results = list(self.executor.map(one, items)) if self.executor is not None else [one(i) for i in items]
+        for key, result in results:
+            ref = f"{key[0]}/{key[1]}"
+            if isinstance(result, ClusterAPIError) or result.outcome is Eviction.REFUSED:
+                # A PDB said no, or the API did not answer: both are worth another try.
+                message = str(result) if isinstance(result, ClusterAPIError) else result.message
+                task.refusals += 1
+                task.last_refusal = f"{ref}: {message}" if message else ref
+                continue
+            grace = task.to_evict.pop(key)
+            if result.outcome is Eviction.EVICTED:
+                task.terminating[key] = step.now + grace + POD_EVICTION_HEADROOM
+            step.events.append(ActuationEvent(step.now, task.node, ActuationKind.EVICTED, ref))
+
+    def _rollback(self, task: DeletionTask, step: _Step, why: str) -> None:
+        del self.tasks[task.node]
+        if not self._untaint(task.node):
+            why += "; the taint could not be removed, it will be retried next loop"
+        self._event(step, task.node, ActuationKind.FAILED, why, warning=True)
+
+    def _untaint(self, node: str) -> bool:
+        """Remove our taint; False (and retried every step) when the API refused."""
+        try:
+            self.cluster.untaint_node(node, CA_TO_BE_DELETED_TAINT)
+        except NotFound:
+            pass  # the node is gone: nothing is left cordoned
+        except ClusterAPIError:
+            self.untaint_pending.add(node)
+            return False
+        self.untaint_pending.discard(node)
+        return True
+
+    def _retry_untaints(self, step: _Step) -> None:
+        for node in sorted(self.untaint_pending):
+            if node not in self.tasks and self._untaint(node):
+                self._event(step, node, ActuationKind.UNTAINTED, "ToBeDeleted taint removed after a failed scale-down")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 import yaml
 
@@ -55,8 +56,25 @@ def _patterns(priority: int, value: object) -> tuple[re.Pattern[str], ...]:
     return tuple(compiled)
 
 
+@lru_cache(maxsize=8)
+def _parsed(text: str) -> Priorities | PriorityConfigError:
+    """One parse per distinct configuration text; the loop reads the ConfigMap every
+    iteration, but its text rarely changes, so YAML and regexes are not redone each time."""
+    try:
+        return _parse(text)
+    except PriorityConfigError as exc:
+        return exc
+
+
 def parse_priorities(text: str) -> Priorities:
-    """Parse the ``priorities`` YAML; raises ``PriorityConfigError`` saying what is wrong."""
+    """Parse the ``priorities`` YAML (cached per text); raises ``PriorityConfigError`` saying what is wrong."""
+    parsed = _parsed(text)
+    if isinstance(parsed, PriorityConfigError):
+        raise PriorityConfigError(str(parsed))
+    return dict(parsed)
+
+
+def _parse(text: str) -> Priorities:
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -86,10 +104,9 @@ class PriorityFilter:
         if ctx.priority_config is None:
             ctx.warnings.append("priority expander: no priority configuration; options not filtered")
             return list(options)
-        try:
-            priorities = parse_priorities(ctx.priority_config)
-        except PriorityConfigError as exc:
-            ctx.warnings.append(f"priority expander: invalid configuration ({exc}); options not filtered")
+        priorities = _parsed(ctx.priority_config)
+        if isinstance(priorities, PriorityConfigError):
+            ctx.warnings.append(f"priority expander: invalid configuration ({priorities}); options not filtered")
             return list(options)
         ranked = [(option, _group_priority(option.group, priorities)) for option in options]
         known = [rank for _, rank in ranked if rank is not None]

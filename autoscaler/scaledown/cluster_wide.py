@@ -35,7 +35,7 @@ import numpy as np
 from autoscaler.clusterstate import Readiness
 from autoscaler.context import LoopContext
 from autoscaler.scaledown.eligibility import Candidate, GroupBudget
-from autoscaler.scaledown.types import RemovalCandidate, Unremovable
+from autoscaler.scaledown.types import RemovalCandidate, Unremovable, UnremovableReason
 from cloudproviders.interface import price_of
 from simulator.snapshot import BoolArray, IntArray
 
@@ -122,7 +122,7 @@ def plan_cluster_wide(sim: LoopContext, ordered: list[Candidate], local_volumes:
     unremovable: list[Unremovable] = []
     for cand in ordered:
         if cand.name in local_volumes:
-            unremovable.append(Unremovable(cand.name, "NodeHasLocalVolumes",
+            unremovable.append(Unremovable(cand.name, UnremovableReason.NODE_HAS_LOCAL_VOLUMES,
                                            "holds local volume(s) that cannot be migrated: "
                                            + ", ".join(sorted(local_volumes[cand.name]))))
             continue
@@ -138,11 +138,11 @@ def plan_cluster_wide(sim: LoopContext, ordered: list[Candidate], local_volumes:
         over = _over_thresholds(left_cpu, cap_cpu - node.allocatable.cpu, left_mem,
                                 cap_mem - node.allocatable.memory, t_cpu, t_mem)
         if over is not None:
-            unremovable.append(Unremovable(cand.name, "NotUnderutilized",
+            unremovable.append(Unremovable(cand.name, UnremovableReason.NOT_UNDERUTILIZED,
                                            f"cluster utilization without this node: {over}"))
             continue
         if clock() > deadline:
-            unremovable.append(Unremovable(cand.name, "UnexpectedError",
+            unremovable.append(Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR,
                                            "scale-down simulation timed out (--scale-down-simulation-timeout)"))
             continue
         snap.fork()
@@ -157,7 +157,7 @@ def plan_cluster_wide(sim: LoopContext, ordered: list[Candidate], local_volumes:
                                                      mask=mask, ut=ut)
             over = _over_thresholds(left_cpu, usable_cpu, left_mem, usable_mem, t_cpu, t_mem)
             if over is not None:
-                unremovable.append(Unremovable(cand.name, "NotUnderutilized",
+                unremovable.append(Unremovable(cand.name, UnremovableReason.NOT_UNDERUTILIZED,
                                                f"usable-capacity utilization after removal: {over}"))
                 continue
             price = price_of(sim.state.groups[cand.group]) or 0.0

@@ -10,10 +10,12 @@ steady state: no cooldown, every unneeded node counts as unneeded long enough.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from autoscaler.context import LoopContext
 from autoscaler.scaledown.types import RemovalCandidate, ScaleDownMemory
 
-__all__ = ["choose_deletions"]
+__all__ = ["choose_deletions", "unneeded_since"]
 
 
 def _cooldown(sim: LoopContext, memory: ScaleDownMemory) -> str:
@@ -27,16 +29,19 @@ def _cooldown(sim: LoopContext, memory: ScaleDownMemory) -> str:
     return ""
 
 
+def unneeded_since(removable: list[RemovalCandidate], memory: ScaleDownMemory, now: float) -> dict[str, float]:
+    """Since when each removable node has been unneeded: the first sighting is kept while it stays so."""
+    return {r.node: memory.unneeded_since.get(r.node, now) for r in removable}
+
+
 def choose_deletions(sim: LoopContext, removable: list[RemovalCandidate], memory: ScaleDownMemory,
-                     steady_state: bool, limit: int | None = None) -> tuple[list[RemovalCandidate], str]:
-    """The nodes to delete now, and why others wait (empty when nothing waits)."""
+                     since: Mapping[str, float], steady_state: bool, *,
+                     limit: int | None = None) -> tuple[list[RemovalCandidate], str]:
+    """The nodes to delete now, and why others wait (empty when nothing waits).
+
+    ``since``: this loop's ``unneeded_since`` (the loop stores it; nothing here writes memory).
+    """
     sd, now = sim.options.scale_down, sim.now
-    current = {r.node for r in removable}
-    for name in list(memory.unneeded_since):
-        if name not in current:
-            del memory.unneeded_since[name]
-    for name in current:
-        memory.unneeded_since.setdefault(name, now)
     if not removable:
         return [], ""
     if not steady_state:
@@ -48,7 +53,7 @@ def choose_deletions(sim: LoopContext, removable: list[RemovalCandidate], memory
         if steady_state:
             return True
         needed = sd.unneeded_seconds if r.ready else sd.unready_seconds
-        return needed >= 0 and now - memory.unneeded_since[r.node] >= needed
+        return needed >= 0 and now - since[r.node] >= needed
 
     ready = [r for r in removable if long_enough(r)]
     if not ready:

@@ -27,10 +27,19 @@ from collections.abc import Callable
 import numpy as np
 
 from autoscaler.clusterstate import Readiness
+from autoscaler.config import ScaleDownMode
 from autoscaler.context import LoopContext
 from autoscaler.scaledown.eligibility import Candidate, GroupBudget, check_eligibility
-from autoscaler.scaledown.types import RemovalCandidate, ScaleDownMemory, ScaleDownPlan, Unremovable
-from kube.convert import parse_label_selector_string
+from autoscaler.scaledown.local_volumes import pinned_local_volumes as node_local_volumes
+from autoscaler.scaledown.types import (
+    RemovalCandidate,
+    ScaleDownMemory,
+    ScaleDownPlan,
+    ScaleDownResult,
+    Unremovable,
+    UnremovableReason,
+)
+from autoscaler.selectors import guard_selector
 from kube.model import Pod
 from simulator.drainability import DrainContext, NodeDrain, PdbTracker, drain_node
 
@@ -39,7 +48,7 @@ __all__ = ["RemovalCandidate", "ScaleDownMemory", "ScaleDownPlan", "Unremovable"
 
 def _drain_context(sim: LoopContext) -> DrainContext:
     opts = sim.options
-    guard = parse_label_selector_string(opts.storage.guard_pod_selector) if opts.storage.guard_pod_selector else None
+    guard = guard_selector(opts.storage.guard_pod_selector)
     effective_guard = guard if opts.storage_aware else None
     sd = opts.scale_down
     return DrainContext(
@@ -57,20 +66,7 @@ def _drain_context(sim: LoopContext) -> DrainContext:
 
 def pinned_local_volumes(sim: LoopContext) -> dict[str, list[str]]:
     """node -> bound PVs pinned to it whose data cannot be migrated (storage-semantics 3.6)."""
-    out: dict[str, list[str]] = {}
-    if not sim.options.storage_aware:
-        return out
-    nodes = {s.name: s.node for s in sim.state.nodes}
-    claims = sim.objects.claims
-    for pv in sim.objects.volumes.values():
-        if pv.claim is None or pv.claim not in claims or sim.volumes.is_migratable(pv):
-            continue
-        if pv.driver == "" and pv.node_affinity is None:
-            continue
-        node = sim.volumes.pinned_node(pv, nodes)
-        if node is not None:
-            out.setdefault(node, []).append(pv.name)
-    return out
+    return node_local_volumes(sim.objects, sim.volumes, {s.name: s.node for s in sim.state.nodes})
 
 
 def _describe_block(drain: NodeDrain) -> str:
@@ -111,10 +107,10 @@ class RemovalPass:
         snap, checker = sim.snapshot, sim.checker
         drain = drain_node(self.ctx, sim.pods_by_node.get(cand.name, ()))
         if drain.blocked is not None:
-            return Unremovable(cand.name, "BlockedByPod", _describe_block(drain))
+            return Unremovable(cand.name, UnremovableReason.BLOCKED_BY_POD, _describe_block(drain))
         idx = snap.index.get(cand.name)
         if idx is None:
-            return Unremovable(cand.name, "UnexpectedError", "node is not in the simulation snapshot")
+            return Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR, "node is not in the simulation snapshot")
         received = self._received.get(cand.name, [])
         snap.fork()
         self.ctx.pdbs.fork()
@@ -130,7 +126,8 @@ class RemovalPass:
             if dest is None:
                 snap.revert()
                 self.ctx.pdbs.revert()
-                return Unremovable(cand.name, "NoPlaceToMovePods", f"no place to move pod {pod.ref}")
+                return Unremovable(cand.name, UnremovableReason.NO_PLACE_TO_MOVE_PODS,
+                                   f"no place to move pod {pod.ref}")
             checker.place(moving, plan, dest)
             placed.append((moving, snap.nodes[dest].name))
         self.ctx.pdbs.remove(drain.to_move)  # received pods spent their budget when first moved
@@ -156,33 +153,33 @@ def _moving_order(pods: tuple[Pod, ...]) -> list[Pod]:
 def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: bool,
                     clock: Callable[[], float] = time.monotonic) -> ScaleDownPlan:
     from autoscaler.scaledown.cluster_wide import plan_cluster_wide
-    from autoscaler.scaledown.deletion import choose_deletions
+    from autoscaler.scaledown.deletion import choose_deletions, unneeded_since
 
-    out = ScaleDownPlan("NoNodesRemoved")
     candidates, unremovable = check_eligibility(sim, memory)
-    out.unremovable.extend(unremovable)
+    kept: list[Unremovable] = list(unremovable)
     local_volumes = pinned_local_volumes(sim)
     # Empty nodes first (upstream), then by name for a stable order.
     ordered = sorted(candidates, key=lambda c: (not c.looks_empty, c.name))
-    if sim.options.scale_down.mode == "cluster-wide":
+    cluster_wide = sim.options.scale_down.mode == ScaleDownMode.CLUSTER_WIDE
+    if cluster_wide:
         removable, more = plan_cluster_wide(sim, ordered, local_volumes, clock)
-        out.unremovable.extend(more)
     else:
-        removable = []
         sim.snapshot.fork()
         try:
             removable, more = _per_node_pass(sim, ordered, local_volumes, clock)
-            out.unremovable.extend(more)
         finally:
             sim.snapshot.revert()
-    out.unneeded = sorted(r.node for r in removable)
+    kept.extend(more)
+    since = unneeded_since(removable, memory, sim.now)
     # Cluster-wide mode judged each node alone: removing two at once could break the thresholds.
-    limit = 1 if sim.options.scale_down.mode == "cluster-wide" else None
-    out.to_delete, out.waiting = choose_deletions(sim, removable, memory, steady_state, limit)
-    out.removed = sorted(r.node for r in out.to_delete)
-    if out.removed:
-        out.result = "ScaledDown"
-    return out
+    to_delete, waiting = choose_deletions(sim, removable, memory, since, steady_state,
+                                         limit=1 if cluster_wide else None)
+    removed = sorted(r.node for r in to_delete)
+    return ScaleDownPlan(
+        ScaleDownResult.SCALED_DOWN if removed else ScaleDownResult.NO_NODES_REMOVED,
+        removed=removed, unneeded=sorted(r.node for r in removable), unremovable=kept,
+        to_delete=to_delete, waiting=waiting, unneeded_since=since,
+    )
 
 
 def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[str, list[str]],
@@ -195,7 +192,7 @@ def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: di
     for cand in ordered:
         if cand.name in local_volumes:
             pvs = local_volumes[cand.name]
-            unremovable.append(Unremovable(cand.name, "NodeHasLocalVolumes",
+            unremovable.append(Unremovable(cand.name, UnremovableReason.NODE_HAS_LOCAL_VOLUMES,
                                            "holds local volume(s) that cannot be migrated: " + ", ".join(sorted(pvs))))
             continue
         limit = budget.blocked(cand)
@@ -203,7 +200,7 @@ def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: di
             unremovable.append(limit)
             continue
         if clock() > deadline:
-            unremovable.append(Unremovable(cand.name, "UnexpectedError",
+            unremovable.append(Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR,
                                            "scale-down simulation timed out (--scale-down-simulation-timeout)"))
             continue
         result = removal.try_remove(cand)

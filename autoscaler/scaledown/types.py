@@ -1,19 +1,64 @@
-"""The scale-down planner's results and the memory it keeps between loops."""
+"""The scale-down planner's results and the memory the loop keeps between loops.
+
+Outcomes are enums whose values are upstream's words (``plan``'s JSON prints the
+values, so they must not change); results are frozen: the planner builds them once
+and nobody edits them afterwards.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from simulator.drainability import NodeDrain
 
-__all__ = ["RemovalCandidate", "ScaleDownMemory", "ScaleDownPlan", "Unremovable"]
+__all__ = [
+    "RemovalCandidate",
+    "ScaleDownMemory",
+    "ScaleDownPlan",
+    "ScaleDownResult",
+    "Unremovable",
+    "UnremovableReason",
+]
+
+
+class ScaleDownResult(StrEnum):
+    """plan-contract.md's ``scaleDown.result``."""
+
+    SCALED_DOWN = "ScaledDown"
+    NO_NODES_REMOVED = "NoNodesRemoved"
+    SKIPPED = "Skipped"
+
+
+class UnremovableReason(StrEnum):
+    """Why a node is kept (upstream ``simulator.UnremovableReason``, plus the storage ones)."""
+
+    CURRENTLY_BEING_DELETED = "CurrentlyBeingDeleted"
+    SCALE_DOWN_DISABLED_ANNOTATION = "ScaleDownDisabledAnnotation"
+    NOT_AUTOSCALED = "NotAutoscaled"
+    SCALE_DOWN_UNREADY_DISABLED = "ScaleDownUnreadyDisabled"
+    NOT_UNNEEDED_LONG_ENOUGH = "NotUnneededLongEnough"
+    NOT_UNREADY_LONG_ENOUGH = "NotUnreadyLongEnough"
+    NOT_UNDERUTILIZED = "NotUnderutilized"
+    NODE_GROUP_MIN_SIZE_REACHED = "NodeGroupMinSizeReached"
+    MINIMAL_RESOURCE_LIMIT_EXCEEDED = "MinimalResourceLimitExceeded"
+    BLOCKED_BY_POD = "BlockedByPod"
+    NO_PLACE_TO_MOVE_PODS = "NoPlaceToMovePods"
+    NODE_HAS_LOCAL_VOLUMES = "NodeHasLocalVolumes"
+    UNEXPECTED_ERROR = "UnexpectedError"
 
 
 @dataclass(frozen=True, slots=True)
 class Unremovable:
     node: str
+    #: An ``UnremovableReason``; a plain string of the same value compares equal.
     reason: str
     detail: str = ""
+
+    def __post_init__(self) -> None:
+        # Every reason is one of upstream's words: a typo fails here, not in a report.
+        object.__setattr__(self, "reason", UnremovableReason(self.reason))
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +77,10 @@ class RemovalCandidate:
         return not self.drain.to_move
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ScaleDownPlan:
-    #: ScaledDown, NoNodesRemoved or Skipped (plan-contract.md).
-    result: str
+    result: ScaleDownResult
+    #: Sorted node names. Lists for the readers' convenience; nobody appends after the planner.
     removed: list[str] = field(default_factory=list)
     unneeded: list[str] = field(default_factory=list)
     unremovable: list[Unremovable] = field(default_factory=list)
@@ -44,20 +89,28 @@ class ScaleDownPlan:
     to_delete: list[RemovalCandidate] = field(default_factory=list)
     #: Why nothing is deleted although nodes are unneeded (cooldown, not long enough).
     waiting: str = ""
+    #: node -> since when it has been unneeded, as of this loop: the loop stores it as the
+    #: next loop's ``ScaleDownMemory.unneeded_since`` (the planner never writes memory).
+    unneeded_since: Mapping[str, float] = field(default_factory=dict)
 
     @classmethod
-    def skipped(cls, why: str) -> ScaleDownPlan:
-        return cls("Skipped", skipped_because=why)
+    def skipped(cls, why: str, unneeded_since: Mapping[str, float] | None = None) -> ScaleDownPlan:
+        """Nothing planned; ``unneeded_since`` carries the memory over unchanged (upstream keeps it)."""
+        return cls(ScaleDownResult.SKIPPED, skipped_because=why, unneeded_since=dict(unneeded_since or {}))
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ScaleDownMemory:
-    """What the live loop remembers between iterations (``plan`` starts empty, at steady state)."""
+    """What the loop remembers between iterations (``plan`` starts empty, at steady state).
+
+    Frozen: only the loop replaces it (``dataclasses.replace``) with what a loop's plan
+    and the actuator's status report; planners read it.
+    """
 
     #: node -> when it was first seen unneeded (seconds since the epoch).
-    unneeded_since: dict[str, float] = field(default_factory=dict)
+    unneeded_since: Mapping[str, float] = field(default_factory=dict)
     last_scale_up: float | None = None
     last_scale_down: float | None = None
     last_failure: float | None = None
-    #: Drained nodes whose deletion is still in progress (the actuator fills this in).
-    deletions_in_progress: set[str] = field(default_factory=set)
+    #: Drained nodes whose deletion is still in progress (as the actuator last reported).
+    deletions_in_progress: frozenset[str] = frozenset()

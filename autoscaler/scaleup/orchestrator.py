@@ -6,6 +6,8 @@
    equivalents are not tried again.
 2. Expansion options: for every group below its max, pods whose exemplar fits a
    bare template copy are bin-packed onto template copies (``estimator``).
+   A group in backoff after a failed scale-up offers no option (upstream's
+   ``IsNodeGroupSafeToScaleUp``), so the next-best group is chosen meanwhile.
 3. An expander chain picks one option; the group max, ``--max-nodes-total`` and the
    cores/memory totals cap the delta; ``--balance-similar-node-groups`` spreads it
    over similar groups.
@@ -18,43 +20,19 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
+from autoscaler.clusterstate import Readiness
 from autoscaler.context import LoopContext, is_expendable
 from autoscaler.expander import ExpanderContext, ExpansionOption, build_chain
 from autoscaler.scaleup.balancing import similar_groups, split_between
+from autoscaler.scaleup.types import Increase, ScaleUpDraft, ScaleUpPlan, ScaleUpResult
 from autoscaler.templates import TemplateNode, instantiate
 from cloudproviders.interface import price_of
-from estimator.binpacking import BinpackingEstimator, PodGroup
+from estimator.binpacking import BinpackingEstimator, Estimator, PodGroup
 from kube.model import Pod
 from simulator.volumes import VolumePlan
 
-__all__ = ["Increase", "ScaleUpPlan", "pending_pods", "plan_scale_up"]
-
-
-@dataclass(frozen=True, slots=True)
-class Increase:
-    group: str
-    delta: int
-    new_size: int
-
-
-@dataclass(slots=True)
-class ScaleUpPlan:
-    #: ScaledUp, NoScaleUp or NotNeeded (plan-contract.md).
-    result: str
-    increases: list[Increase] = field(default_factory=list)
-    triggered_by: list[Pod] = field(default_factory=list)
-    #: pod -> group -> why that group does not help it.
-    still_unschedulable: dict[str, dict[str, str]] = field(default_factory=dict)
-    options: list[ExpansionOption] = field(default_factory=list)
-    #: Pending pods placed on existing or upcoming nodes by filter-out-schedulable.
-    fits_existing: list[Pod] = field(default_factory=list)
-    fits_upcoming: list[Pod] = field(default_factory=list)
-    #: Pending pods not yet marked unschedulable by the scheduler (not considered).
-    not_processed: list[Pod] = field(default_factory=list)
-    chosen: str | None = None
-    notes: list[str] = field(default_factory=list)
+__all__ = ["Increase", "ScaleUpPlan", "ScaleUpResult", "pending_pods", "plan_scale_up"]
 
 
 def pending_pods(sim: LoopContext) -> tuple[list[Pod], list[Pod]]:
@@ -118,7 +96,7 @@ def _node_cap(sim: LoopContext) -> tuple[int | None, str | None]:
     limit = sim.options.scale_up.max_nodes_total
     if not limit:
         return None, None
-    ready = sum(1 for s in sim.state.nodes if s.readiness.value == "Ready")
+    ready = sum(1 for s in sim.state.nodes if s.readiness is Readiness.READY)
     if ready >= limit:
         return 0, f"max total nodes in cluster reached: {limit}"
     return max(0, limit - sim.snapshot.count), None
@@ -160,27 +138,27 @@ def _fits_template(sim: LoopContext, template: TemplateNode, group: PodGroup) ->
 
 def plan_scale_up(sim: LoopContext) -> ScaleUpPlan:
     pending, unprocessed = pending_pods(sim)
-    out = ScaleUpPlan("NotNeeded", not_processed=unprocessed)
+    out = ScaleUpDraft(ScaleUpResult.NOT_NEEDED, not_processed=unprocessed)
     if not pending:
-        return out
+        return out.freeze()
     plans = {p.ref: sim.volumes.plan(p) for p in pending}
     sim.snapshot.fork()  # filter-out-schedulable's placements hold for the rest of scale-up only
     try:
         out.fits_existing, out.fits_upcoming, left = filter_out_schedulable(sim, pending, plans)
         if not left:
-            return out
-        return _expand(sim, left, plans, out)
+            return out.freeze()
+        return _expand(sim, left, plans, out).freeze()
     finally:
         sim.snapshot.revert()
 
 
-def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out: ScaleUpPlan) -> ScaleUpPlan:
+def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out: ScaleUpDraft) -> ScaleUpDraft:
     opts = sim.options
     pod_groups = _group(left, plans)
     reasons: dict[str, dict[str, str]] = {p.ref: {} for p in left}
     node_cap, node_cap_reason = _node_cap(sim)
-    estimator = BinpackingEstimator(sim.checker, storage_aware=opts.storage_aware,
-                                    time_budget=opts.scale_up.max_binpacking_seconds)
+    estimator: Estimator = BinpackingEstimator(sim.checker, storage_aware=opts.storage_aware,
+                                               time_budget=opts.scale_up.max_binpacking_seconds)
     options: list[ExpansionOption] = []
     fits_by_group: dict[str, set[int]] = {}
     for name in sorted(sim.state.groups):
@@ -191,6 +169,11 @@ def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out
             for p in pods:
                 reasons[p.ref][name] = why  # noqa: B023 - used at once, inside this iteration
 
+        backoff = sim.backed_off.get(name)
+        if backoff is not None:
+            # Upstream skips a backed-off group; the next-best group gets the pods meanwhile.
+            refuse(f"in backoff after failed scale-up ({backoff})")
+            continue
         if template is None:
             refuse("no template node: the group has no nodes and the cloud gave no template")
             continue
@@ -230,7 +213,7 @@ def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out
                                        template.storage_known, estimate.local_bytes))
     out.options = options
     if not options:
-        out.result = "NoScaleUp"
+        out.result = ScaleUpResult.NO_SCALE_UP
         out.still_unschedulable = reasons
         return out
     ctx = ExpanderContext(
@@ -242,7 +225,7 @@ def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out
     best = build_chain(opts.scale_up.expanders).choose(options, ctx)
     out.notes.extend(ctx.warnings)
     if best is None:  # pragma: no cover - a chain over a non-empty list always chooses
-        out.result = "NoScaleUp"
+        out.result = ScaleUpResult.NO_SCALE_UP
         return out
     out.chosen = best.group
     template = sim.templates[best.group]
@@ -253,7 +236,7 @@ def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out
         out.notes.append(f"{best.group}: {why}; {delta} nodes capped to {cap}")
         delta = cap
     if delta <= 0:
-        out.result = "NoScaleUp"
+        out.result = ScaleUpResult.NO_SCALE_UP
         for p in best.pods:
             reasons[p.ref][best.group] = why or "limits reached"
         out.still_unschedulable = reasons
@@ -268,7 +251,7 @@ def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out
     groups = sim.state.groups
     split = split_between({g: (groups[g].target_size(), groups[g].max_size()) for g in targets}, delta)
     out.increases = [Increase(g, d, groups[g].target_size() + d) for g, d in sorted(split.items()) if d > 0]
-    out.result = "ScaledUp" if out.increases else "NoScaleUp"
+    out.result = ScaleUpResult.SCALED_UP if out.increases else ScaleUpResult.NO_SCALE_UP
     helped = {p.ref for p in best.pods}
     out.triggered_by = sorted(best.pods, key=lambda p: p.ref)
     out.still_unschedulable = {ref: r for ref, r in reasons.items() if ref not in helped}

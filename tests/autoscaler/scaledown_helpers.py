@@ -8,7 +8,9 @@ every pod owner the test did not supply; tests that want the block pass
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from autoscaler.runonce import LoopDecision, run_once
@@ -21,6 +23,7 @@ from tests.factories import NOW, ClusterObject, cluster, node_group, options, pl
 
 __all__ = [
     "GUARD_LABELS",
+    "Remembered",
     "controller",
     "details",
     "group",
@@ -100,11 +103,24 @@ def scale_down(objects: ClusterObjects, *flags: str) -> ScaleDownPlan:
     return plan(objects, *flags).scale_down
 
 
-def loop(objects: ClusterObjects, *flags: str, now: float = NOW, memory: ScaleDownMemory,
+@dataclass(slots=True)
+class Remembered:
+    """The scale-down memory as the live loop keeps it: replaced after each iteration, never edited."""
+
+    memory: ScaleDownMemory = field(default_factory=ScaleDownMemory)
+
+    @property
+    def unneeded_since(self) -> Mapping[str, float]:
+        return self.memory.unneeded_since
+
+
+def loop(objects: ClusterObjects, *flags: str, now: float = NOW, memory: Remembered,
          steady_state: bool = False) -> LoopDecision:
-    """One live-loop iteration at ``now`` with the memory the loop keeps between iterations."""
+    """One live-loop iteration at ``now``; ``memory`` is updated from the plan as ``Autoscaler`` does."""
     provider = SnapshotProvider(objects.node_groups, objects.nodes)
-    return run_once(objects, provider, options(*flags), now, memory=memory, steady_state=steady_state)
+    decision = run_once(objects, provider, options(*flags), now, memory=memory.memory, steady_state=steady_state)
+    memory.memory = dataclasses.replace(memory.memory, unneeded_since=decision.scale_down.unneeded_since)
+    return decision
 
 
 def reasons(decision: ScaleDownPlan) -> dict[str, str]:

@@ -1,18 +1,21 @@
 """What the live loop remembers between iterations: unneeded time, cooldowns, drains in flight.
 
 Each test calls ``run_once(..., memory=..., steady_state=False)`` at successive times,
-as the live loop does, with one ``ScaleDownMemory``. Upstream: a node goes only after
+as the live loop does, keeping the ``ScaleDownMemory`` each plan hands back
+(``Remembered``). Upstream: a node goes only after
 being unneeded for ``--scale-down-unneeded-time`` (unready: ``--scale-down-unready-time``),
 and nothing goes within ``--scale-down-delay-after-add|delete|failure`` of those events.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from autoscaler.scaledown.types import ScaleDownMemory
 from kube.model import ClusterObjects, Node
-from tests.autoscaler.scaledown_helpers import group, loop, reasons, scaled_cluster
+from tests.autoscaler.scaledown_helpers import Remembered, group, loop, reasons, scaled_cluster
 from tests.factories import NOW, ClusterObject, node, pod
 
 MINUTE = 60.0
@@ -42,7 +45,7 @@ def spare(w1: Node | None = None, *objects: ClusterObject) -> ClusterObjects:
 )
 def test_unneeded_time(w1: Node | None, flags: tuple[str, ...], elapsed: float, removed: bool) -> None:
     objects = spare(w1)
-    memory = ScaleDownMemory()
+    memory = Remembered()
     first = loop(objects, *flags, now=NOW, memory=memory).scale_down
     assert first.unneeded == ["w1"]
     assert memory.unneeded_since == {"w1": NOW}
@@ -57,7 +60,7 @@ def test_unneeded_time(w1: Node | None, flags: tuple[str, ...], elapsed: float, 
 
 def test_negative_unready_time_never_removes() -> None:
     objects = spare(node("w1", ready=False))
-    memory = ScaleDownMemory()
+    memory = Remembered()
     for elapsed in (0.0, 60 * MINUTE, 7 * 24 * 60 * MINUTE):
         decision = loop(objects, "--scale-down-unready-time=-1s", now=NOW + elapsed, memory=memory).scale_down
         assert decision.removed == []
@@ -68,7 +71,7 @@ def test_negative_unready_time_never_removes() -> None:
 def test_timer_restarts_when_the_node_is_needed_in_between() -> None:
     idle = spare()
     busy = spare(None, pod("web", "3", "1Gi", "w1"))
-    memory = ScaleDownMemory()
+    memory = Remembered()
     loop(idle, now=NOW, memory=memory)
     assert loop(busy, now=NOW + 5 * MINUTE, memory=memory).scale_down.unneeded == []
     assert memory.unneeded_since == {}
@@ -78,12 +81,11 @@ def test_timer_restarts_when_the_node_is_needed_in_between() -> None:
     assert loop(idle, now=NOW + 21 * MINUTE, memory=memory).scale_down.removed == ["w1"]
 
 
-def _long_unneeded(**kw: float) -> ScaleDownMemory:
+def _long_unneeded(last_scale_up: float | None = None, last_scale_down: float | None = None,
+                   last_failure: float | None = None) -> Remembered:
     """w1 unneeded for an hour already, plus the given event times."""
-    memory = ScaleDownMemory(unneeded_since={"w1": NOW - 60 * MINUTE})
-    for name, value in kw.items():
-        setattr(memory, name, value)
-    return memory
+    return Remembered(ScaleDownMemory(unneeded_since={"w1": NOW - 60 * MINUTE}, last_scale_up=last_scale_up,
+                                      last_scale_down=last_scale_down, last_failure=last_failure))
 
 
 @pytest.mark.parametrize(
@@ -104,7 +106,7 @@ def _long_unneeded(**kw: float) -> ScaleDownMemory:
         pytest.param(_long_unneeded(last_failure=NOW - 4 * MINUTE), (), False, id="failure-4m-ago"),
     ],
 )
-def test_cooldown(memory: ScaleDownMemory, flags: tuple[str, ...], cooldown: bool) -> None:
+def test_cooldown(memory: Remembered, flags: tuple[str, ...], cooldown: bool) -> None:
     decision = loop(spare(), *flags, now=NOW, memory=memory).scale_down
     assert decision.unneeded == ["w1"], "a cooldown stops deletion, not the search for unneeded nodes"
     if cooldown:
@@ -116,7 +118,7 @@ def test_cooldown(memory: ScaleDownMemory, flags: tuple[str, ...], cooldown: boo
 
 
 def test_steady_state_ignores_cooldown_and_unneeded_time() -> None:
-    memory = ScaleDownMemory(last_scale_up=NOW)
+    memory = Remembered(ScaleDownMemory(last_scale_up=NOW))
     decision = loop(spare(), now=NOW, memory=memory, steady_state=True).scale_down
     assert decision.removed == ["w1"]
 
@@ -124,17 +126,17 @@ def test_steady_state_ignores_cooldown_and_unneeded_time() -> None:
 def test_drains_in_progress_use_the_drain_budget() -> None:
     objects = spare(None, pod("web", "1", "1Gi", "w1"))
     memory = _long_unneeded()
-    memory.deletions_in_progress = {"gone"}
+    memory.memory = dataclasses.replace(memory.memory, deletions_in_progress=frozenset({"gone"}))
     blocked = loop(objects, now=NOW, memory=memory).scale_down
     assert blocked.unneeded == ["w1"]
     assert blocked.removed == []
-    memory.deletions_in_progress = set()
+    memory.memory = dataclasses.replace(memory.memory, deletions_in_progress=frozenset())
     assert loop(objects, now=NOW, memory=memory).scale_down.removed == ["w1"]
 
 
 def test_node_being_deleted_by_us_is_unremovable() -> None:
     memory = _long_unneeded()
-    memory.deletions_in_progress = {"w1"}
+    memory.memory = dataclasses.replace(memory.memory, deletions_in_progress=frozenset({"w1"}))
     decision = loop(spare(), now=NOW, memory=memory).scale_down
     assert reasons(decision) == {"big": "NotUnderutilized", "w1": "CurrentlyBeingDeleted"}
     assert memory.unneeded_since == {}

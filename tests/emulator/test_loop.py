@@ -7,6 +7,8 @@ the node goes and no data is lost; upstream is blocked by the guard's budget.
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from autoscaler.loop import Autoscaler
@@ -40,7 +42,7 @@ def _world() -> World:
 def test_scale_down_waits_for_the_driver_and_loses_nothing(flags: tuple[str, ...], removed: int) -> None:
     world = _world()
     autoscaler = _run(world, *flags, "--scale-down-unneeded-time=2m", minutes=15)
-    deleted = [a for a in autoscaler.actuator.history if a.kind == "Deleted"]
+    deleted = [a for a in autoscaler.actuation if a.kind == "Deleted"]
     assert len(deleted) == removed
     assert world.metrics.data_loss_events == []
     if removed:
@@ -48,3 +50,15 @@ def test_scale_down_waits_for_the_driver_and_loses_nothing(flags: tuple[str, ...
         assert world.metrics.unpins == 1
         assert [p.node_name for p in pods_of(world, "db")] != [""]
         assert len(world.cloud.group("nvme").node_names()) == 1
+
+
+def test_one_structured_log_line_per_loop(caplog: pytest.LogCaptureFixture) -> None:
+    world = _world()
+    with caplog.at_level(logging.INFO, logger="autoscaler.loop"):
+        autoscaler = _run(world, "--scale-down-unneeded-time=2m", minutes=3)
+    records = [r for r in caplog.records if r.name == "autoscaler.loop"]
+    assert len(records) == autoscaler.loops == 19
+    fields = records[-1].__dict__["autoscaler"]
+    assert fields["loop"] == 19 and fields["scale_up"] == "NotNeeded"
+    assert records[-1].getMessage().startswith("loop=19 now=")
+    assert "scale_down=" in records[-1].getMessage() and "wall_ms=" in records[-1].getMessage()

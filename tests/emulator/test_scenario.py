@@ -75,6 +75,16 @@ def _spec(**changes: Any) -> Json:
                  "spec.events[0].create[0].kind", "required", id="create-without-kind"),
     pytest.param({**scenario_json(), "apiVersion": "v1"}, "apiVersion", "expected autoscaler.storage.dev",
                  id="wrong-api-version"),
+    pytest.param(_spec(cloudFaults=[{"group": "g", "kind": "Meteor"}]), "spec.cloudFaults[0].kind",
+                 "Input should be", id="unknown-fault-kind"),
+    pytest.param(_spec(cloudFaults=[{"group": "g", "kind": "Quota", "from": "10m", "until": "5m"}]),
+                 "spec.cloudFaults[0].until", "not after from", id="fault-window-backwards"),
+    pytest.param(_spec(cloudFaults=[{"group": "g", "kind": "SlowProvisioning"}]),
+                 "spec.cloudFaults[0].provisioningDelay", "required for SlowProvisioning", id="slow-without-delay"),
+    pytest.param(_spec(cloudFaults=[{"group": "g", "kind": "Quota", "provisioningDelay": "5m"}]),
+                 "spec.cloudFaults[0].provisioningDelay", "only SlowProvisioning", id="delay-on-quota"),
+    pytest.param(_spec(cloudFaults=[{"group": "g", "kind": "Transient", "times": 0}]),
+                 "spec.cloudFaults[0].times", "greater than or equal to 1", id="transient-zero-times"),
 ])
 def test_scenario_validation_names_the_field(doc: Json, field: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
@@ -92,6 +102,13 @@ def test_scenario_validation_names_the_field(doc: Json, field: str, message: str
 def test_exactly_one_scenario_object(docs: list[Json], message: str) -> None:
     with pytest.raises(InputError, match=message):
         parse_scenario(docs, "s.yaml")
+
+
+def test_a_fault_for_an_unknown_group_names_it() -> None:
+    with pytest.raises(InputError) as caught:
+        make_world(deployment("web", 1), faults=[{"group": "gpu", "kind": "OutOfCapacity"}])
+    assert (caught.value.field, caught.value.message) == ("spec.cloudFaults[0].group",
+                                                          "no NodeGroup 'gpu' in the scenario")
 
 
 def test_spec_in_seconds_and_events_sorted(tmp_path: Path) -> None:
@@ -138,7 +155,7 @@ def test_world_rejects_bad_objects_and_targets(objects: list[Json], events: list
     assert (caught.value.obj, caught.value.field) == (obj, field)
 
 
-@pytest.mark.parametrize("name", ["storage-scale-up", "storage-scale-down", "mixed-day"])
+@pytest.mark.parametrize("name", ["storage-scale-up", "storage-scale-down", "mixed-day", "cloud-stockout"])
 def test_examples_load_and_build(name: str) -> None:
     scenario = load_scenario(EXAMPLES / f"{name}.yaml")
     assert scenario.name == name

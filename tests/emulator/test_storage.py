@@ -108,7 +108,7 @@ def test_guard_refuses_eviction_until_the_driver_has_unpinned() -> None:
     # The guard was evicted after the workload; the volume is unused then.
     world.cluster.taint_node("nvme-1", DELETE_TAINT)
     db = pods_of(world, "db")[0]
-    assert world.cluster.evict_pod(db.namespace, db.name).outcome is Eviction.EVICTED
+    assert world.cluster.evict_pod(db.namespace, db.name, 0).outcome is Eviction.EVICTED  # gone at once
     refused = world.cluster.evict_pod(guard.namespace, guard.name)
     assert refused.outcome is Eviction.REFUSED
     assert "disruption budget rok-system/rok-csi-guard-nvme-1" in refused.message
@@ -116,7 +116,7 @@ def test_guard_refuses_eviction_until_the_driver_has_unpinned() -> None:
     assert world.cluster.evict_pod(guard.namespace, guard.name).outcome is Eviction.REFUSED
     later(world, 1)
     assert _guard_budget(world, "nvme-1") is None, "the operator deleted the budget"
-    assert world.cluster.evict_pod(guard.namespace, guard.name).outcome is Eviction.EVICTED
+    assert world.cluster.evict_pod(guard.namespace, guard.name, 0).outcome is Eviction.EVICTED
     assert "nvme-1" not in guard_pods(world), "no new guard on a draining node"
     assert (world.metrics.evictions, world.metrics.refused_evictions, world.metrics.unpins) == (2, 2, 1)
     assert node(world, "nvme-1").free_local_bytes == 1000 * GiB
@@ -131,7 +131,7 @@ def test_recreated_statefulset_pod_reuses_its_claim_and_the_volume_is_restored_e
     later(world, 30)
     assert world.driver.unpinning("nvme-1") is None, "nothing to unpin while db-0 runs on it"
     old = pods_of(world, "db")[0]
-    assert world.cluster.evict_pod("default", "db-0").outcome is Eviction.EVICTED
+    assert world.cluster.evict_pod("default", "db-0", 0).outcome is Eviction.EVICTED  # gone at once
     new = pods_of(world, "db")[0]
     assert (new.name, new.claims, new.node_name, new.marked_unschedulable) == ("db-0", ("data-db-0",), "", True)
     assert new.uid != old.uid

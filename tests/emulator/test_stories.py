@@ -116,7 +116,7 @@ def _drive(world: World, *flags: str, minutes: float) -> tuple[Autoscaler, list[
 
 def _history(world: World, autoscaler: Autoscaler, node: str) -> list[tuple[float, str, str]]:
     """The actuator's record for ``node``: (seconds since start, kind, message)."""
-    return [(e.time - world.start, e.kind, e.message) for e in autoscaler.actuator.history if e.node == node]
+    return [(e.time - world.start, e.kind, e.message) for e in autoscaler.actuation if e.node == node]
 
 
 def _scale_events(world: World, autoscaler: Autoscaler, kind: str) -> list[tuple[float, str, int]]:
@@ -135,6 +135,9 @@ def _tick(ticks: list[Tick], at: float) -> Tick:
 
 # --- story 1: a drain waits for the guard PDB (thesis 3.4.5.2) -----------------------------
 
+#: Every pod here keeps Kubernetes' default terminationGracePeriodSeconds: an evicted pod
+#: stays on its node this long, and the actuator deletes the node only after it is gone.
+GRACE = 30.0
 DB_SIZE_GIB = 60
 UNPIN_PER_GIB = 5.0
 #: The storage driver snapshots db-0's volume in this long (size x unpinSecondsPerGiB).
@@ -188,18 +191,25 @@ def test_a_drain_waits_for_the_guard_pdb_and_succeeds_after_unpinning(eviction_t
     if eviction_time > UNPIN_SECONDS:
         t_deleted, _, removed = _first(history, "Deleted")
         assert removed == "removed from nvme"
-        # The guard was refused every loop until the driver had unpinned the volume, then its
-        # budget was gone when the loop came (seen before acting) and the eviction went through.
-        assert UNPIN_SECONDS <= t_deleted - t0 < UNPIN_SECONDS + step
-        waiting = [t for t in ticks if t0 <= t.at < t_deleted]
+        # db-0 terminated for its grace period, then the driver unpinned its volume; the guard
+        # was refused every loop until then, then its budget was gone when the loop came (seen
+        # before acting), the eviction went through, and the node went once the guard had
+        # terminated too (its own grace period).
+        assert UNPIN_SECONDS + 2 * GRACE <= t_deleted - t0 < UNPIN_SECONDS + 2 * GRACE + step
+        t_guard = history[2][0]
+        assert t_guard == t_deleted - GRACE
+        waiting = [t for t in ticks if t0 <= t.at < t_guard]
         assert all(t.after.tainted("nvme-1") and "nvme-1" in t.seen.guard_budgets for t in waiting)
         assert [t.refused for t in waiting] == list(range(1, len(waiting) + 1)), "one refusal per loop"
-        # Meanwhile db-0 waited, pending, for its volume, still pinned to nvme-1 until the unpin ended.
-        assert all(t.after.pods["db-0"] == "" and t.after.pinned["data-db-0"] == "nvme-1" for t in waiting)
+        # Meanwhile db-0 terminated on nvme-1, then waited, pending, for its volume, still pinned to
+        # nvme-1 until the unpin ended.
+        assert all(t.after.pods["db-0"] == "nvme-1" for t in waiting if t.at < t0 + GRACE)
+        assert all(t.after.pods["db-0"] == "" and t.after.pinned["data-db-0"] == "nvme-1"
+                   for t in waiting if t.at >= t0 + GRACE)
         last_loop = _tick(ticks, t_deleted)
         assert "nvme-1" in last_loop.seen.nodes and "nvme-1" not in last_loop.seen.guard_budgets
         assert [kind for _, kind, _ in history] == ["Tainted", "Evicted", "Evicted", "Deleted"]
-        assert history[2][0] == t_deleted and history[2][2].startswith("rok-system/rok-csi-guard-nvme-1-")
+        assert history[2][2].startswith("rok-system/rok-csi-guard-nvme-1-")
         assert world.metrics.refused_evictions == len(waiting)
         # The node is gone through the cloud; db-0 runs on nvme-2 with its volume pinned there.
         assert world.cluster.node("nvme-1") is None
@@ -362,7 +372,7 @@ def test_a_node_deletion_failure_is_rolled_back(extra: tuple[Json, ...], drained
     started = _scale_events(world, autoscaler, "ScaleDownStarted")
     assert [at for at, _, _ in started] == [t0, t_failed + FAILURE_DELAY]
     t_deleted = _first(history, "Deleted", after=t_failed)[0]
-    assert t_deleted == t_failed + FAILURE_DELAY
+    assert t_deleted == t_failed + FAILURE_DELAY + GRACE, "once the evicted guard has terminated"
     assert [kind for _, kind, _ in history].count("Failed") == 1
     assert world.cluster.node("nvme-2") is None
     assert (list(group.node_names()), group.target_size(), group.pending_delete_faults) == (["nvme-1"], 1, 0)

@@ -28,8 +28,8 @@ UNPIN_PER_GIB = 1.0
 
 
 def scenario_json(*, duration: str = "2h", events: Sequence[Json] = (), provisioning: str = "2m",
-                  driver: str = "1m", unpin: float = UNPIN_PER_GIB) -> Json:
-    return {
+                  driver: str = "1m", unpin: float = UNPIN_PER_GIB, faults: Sequence[Json] = ()) -> Json:
+    spec: Json = {
         "apiVersion": "autoscaler.storage.dev/v1alpha1",
         "kind": "Scenario",
         "metadata": {"name": "test"},
@@ -37,6 +37,9 @@ def scenario_json(*, duration: str = "2h", events: Sequence[Json] = (), provisio
                  "provisioningDelay": provisioning, "storageDriverStartDelay": driver,
                  "unpinSecondsPerGiB": unpin, "events": list(events)},
     }
+    if faults:
+        spec["spec"]["cloudFaults"] = list(faults)
+    return spec
 
 
 def make_world(*objects: Json, seed: int = 0, **spec: Any) -> World:

@@ -1,0 +1,49 @@
+"""What the actuator reports to the loop after each step: frozen, so only the loop keeps state from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["ActuationEvent", "ActuationKind", "ActuationStatus"]
+
+
+class ActuationKind(StrEnum):
+    TAINTED = "Tainted"
+    EVICTED = "Evicted"
+    DELETED = "Deleted"
+    FAILED = "Failed"
+    UNTAINTED = "Untainted"
+
+
+@dataclass(frozen=True, slots=True)
+class ActuationEvent:
+    """Something the actuator did or gave up on (for events, metrics and reports)."""
+
+    time: float
+    node: str
+    kind: ActuationKind
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ActuationStatus:
+    """One actuator step: what happened, and which deletions are still under way."""
+
+    events: tuple[ActuationEvent, ...] = ()
+    #: Nodes whose deletion is in progress after this step.
+    in_progress: frozenset[str] = frozenset()
+    #: Nodes whose deletion this step started (tainted).
+    started: tuple[str, ...] = ()
+
+    @property
+    def deleted(self) -> tuple[str, ...]:
+        return tuple(e.node for e in self.events if e.kind is ActuationKind.DELETED)
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        return tuple(e.node for e in self.events if e.kind is ActuationKind.FAILED)
+
+    def then(self, later: ActuationStatus) -> ActuationStatus:
+        """This step followed by ``later``: events of both, ``later``'s in-progress set."""
+        return ActuationStatus(self.events + later.events, later.in_progress, self.started + later.started)

@@ -1,0 +1,67 @@
+"""Scale-up's result: frozen once the orchestrator has decided.
+
+The orchestrator fills a private draft while it works and freezes it into a
+``ScaleUpPlan`` when it returns; the loop, ``plan``'s output and the tests read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from autoscaler.expander import ExpansionOption
+from kube.model import Pod
+
+__all__ = ["Increase", "ScaleUpDraft", "ScaleUpPlan", "ScaleUpResult"]
+
+
+class ScaleUpResult(StrEnum):
+    """plan-contract.md's ``scaleUp.result``."""
+
+    SCALED_UP = "ScaledUp"
+    NO_SCALE_UP = "NoScaleUp"
+    NOT_NEEDED = "NotNeeded"
+
+
+@dataclass(frozen=True, slots=True)
+class Increase:
+    group: str
+    delta: int
+    new_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUpPlan:
+    result: ScaleUpResult
+    increases: list[Increase] = field(default_factory=list)
+    triggered_by: list[Pod] = field(default_factory=list)
+    #: pod -> group -> why that group does not help it.
+    still_unschedulable: dict[str, dict[str, str]] = field(default_factory=dict)
+    options: list[ExpansionOption] = field(default_factory=list)
+    #: Pending pods placed on existing or upcoming nodes by filter-out-schedulable.
+    fits_existing: list[Pod] = field(default_factory=list)
+    fits_upcoming: list[Pod] = field(default_factory=list)
+    #: Pending pods not yet marked unschedulable by the scheduler (not considered).
+    not_processed: list[Pod] = field(default_factory=list)
+    chosen: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ScaleUpDraft:
+    """The orchestrator's working copy; ``freeze`` makes the plan."""
+
+    result: ScaleUpResult
+    increases: list[Increase] = field(default_factory=list)
+    triggered_by: list[Pod] = field(default_factory=list)
+    still_unschedulable: dict[str, dict[str, str]] = field(default_factory=dict)
+    options: list[ExpansionOption] = field(default_factory=list)
+    fits_existing: list[Pod] = field(default_factory=list)
+    fits_upcoming: list[Pod] = field(default_factory=list)
+    not_processed: list[Pod] = field(default_factory=list)
+    chosen: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def freeze(self) -> ScaleUpPlan:
+        return ScaleUpPlan(self.result, self.increases, self.triggered_by, self.still_unschedulable, self.options,
+                           self.fits_existing, self.fits_upcoming, self.not_processed, self.chosen, self.notes)
