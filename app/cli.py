@@ -1,4 +1,4 @@
-"""Command line: ``python -m autoscaler plan SNAPSHOT... [flags]`` (and, later, ``simulate``, ``run``).
+"""Command line: ``python -m autoscaler plan SNAPSHOT... [flags]``, ``simulate SCENARIO``, ``run [flags]``.
 
 Bad input never ends in a traceback: a bad flag, file or object prints one line on
 stderr naming what is wrong, and the exit status is 2. ``plan`` imports neither
@@ -59,6 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     sim.add_argument("--seed", type=int, default=0, help="seed of the simulated world")
     add_flags(sim)
+    from app.run.flags import add_run_flags
+
+    live = sub.add_parser("run", help="the live autoscaler: a Kubernetes cluster and a cloud provider")
+    add_flags(live)
+    add_run_flags(live)
     return parser
 
 
@@ -105,6 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from app.simulate.command import simulate
 
             return simulate(args, options)
+        if args.command == "run":
+            from app.run.command import run
+
+            return run(args, options)
     except ConfigError as exc:
         sys.stderr.write(f"autoscaler {args.command}: {exc}\n")
         return EXIT_BAD_INPUT
