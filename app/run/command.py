@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import FrameType
 
-from app.run.events import EventEmitter
+from app.run.events import EventEmitter, QueuedEvents
 from app.run.flags import RunSettings, settings_from_args
 from app.run.leader import Leadership
 from app.run.logs import configure_logging, remove_logging
@@ -113,7 +113,8 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
     guarded = GuardedProvider(provider, metrics, refusal, acts)
     executor = ThreadPoolExecutor(max_workers=max(1, options.scale_down.max_drain_parallelism) * 4,
                                   thread_name_prefix="evict")
-    emitter = EventEmitter(cluster, settings.namespace, settings.status_config_map_name, settings.dry_run)
+    events = QueuedEvents(cluster)
+    emitter = EventEmitter(events, settings.namespace, settings.status_config_map_name, settings.dry_run)
 
     def new_loop() -> LiveLoop:
         return LiveLoop(cluster, guarded, options, metrics, emitter, acts, write_status=settings.write_status_configmap,
@@ -153,8 +154,11 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
             stop.wait(max(0.0, began + options.scan_interval - time.monotonic()))
     finally:
         log.info("shutting down after %d loop(s)", done)
-        leadership.stop()
         executor.shutdown(wait=True, cancel_futures=True)
+        events.close()
+        if events.dropped:
+            log.warning("%d event(s) dropped: more than the queue holds were waiting", events.dropped)
+        leadership.stop()
         endpoints.close()
         live.close()
     return 0

@@ -15,14 +15,63 @@ so. Events are best effort: a failure is counted by the cluster seam and skipped
 from __future__ import annotations
 
 import contextlib
+import logging
+import queue
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from autoscaler.runonce import LoopDecision
-from kube.clusterapi import ClusterAPI, ClusterAPIError
+from kube.clusterapi import ClusterAPIError
 
-__all__ = ["EventEmitter", "GroupSize"]
+__all__ = ["EventEmitter", "EventSink", "GroupSize", "QueuedEvents"]
+
+log = logging.getLogger("app.run.events")
+
+
+class EventSink(Protocol):
+    """The one call of ``ClusterAPI`` events need."""
+
+    def record_event(self, kind: str, namespace: str, name: str, reason: str, message: str, *,
+                     warning: bool = False) -> None: ...
+
+
+class QueuedEvents:
+    """Sends events from a background thread, so the loop never waits on them (CA's recorder is async too).
+
+    At most ``capacity`` events wait; more are dropped and counted (``dropped``), since an
+    event is worth less than a loop on time. ``close`` sends what is queued, within a bound.
+    """
+
+    def __init__(self, sink: EventSink, capacity: int = 1000) -> None:
+        self._sink = sink
+        self._queue: queue.Queue[tuple[str, str, str, str, str, bool] | None] = queue.Queue(capacity)
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._run, name="events", daemon=True)
+        self._thread.start()
+
+    def record_event(self, kind: str, namespace: str, name: str, reason: str, message: str, *,
+                     warning: bool = False) -> None:
+        try:
+            self._queue.put_nowait((kind, namespace, name, reason, message, warning))
+        except queue.Full:
+            self.dropped += 1
+
+    def _run(self) -> None:
+        while (item := self._queue.get()) is not None:
+            kind, namespace, name, reason, message, warning = item
+            try:
+                self._sink.record_event(kind, namespace, name, reason, message, warning=warning)
+            except ClusterAPIError as exc:  # counted by the guarded seam; one line here
+                log.debug("event %s on %s %s/%s not recorded: %s", reason, kind, namespace, name, exc)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Send what is queued (up to ``timeout`` seconds), then stop the thread."""
+        with contextlib.suppress(queue.Full):
+            self._queue.put(None, timeout=timeout)
+        self._thread.join(timeout)
 
 #: A pending pod's NotTriggerScaleUp is repeated at most this often (same message).
 NOT_TRIGGERED_QUIET_SECONDS = 600.0
@@ -45,7 +94,7 @@ def _split(ref: str) -> tuple[str, str]:
 
 @dataclass(slots=True)
 class EventEmitter:
-    cluster: ClusterAPI
+    cluster: EventSink
     #: Where the ConfigMap events go (the status ConfigMap's namespace and name).
     namespace: str
     config_map: str

@@ -42,6 +42,8 @@ def get(port: int, path: str) -> tuple[int, str]:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
+    except OSError:  # not listening yet
+        return 0, ""
 
 
 class _Clock:
