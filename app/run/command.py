@@ -63,10 +63,16 @@ def _provider(settings: RunSettings) -> CloudProvider:
     except CloudConfigError as exc:
         raise StartupError(str(exc)) from None
     except ImportError as exc:
+        if (exc.name or "").startswith("cloudproviders."):
+            raise StartupError(f"--cloud-provider={settings.cloud_provider}: not part of this build "
+                               f"({exc.name} is missing)") from None
         raise StartupError(f"--cloud-provider={settings.cloud_provider}: its SDK is not installed ({exc.name}); "
                            f"install storage-autoscaler[{settings.cloud_provider}]") from None
     except CloudError as exc:
         raise StartupError(f"--cloud-provider={settings.cloud_provider}: {exc}") from None
+    except Exception as exc:  # an SDK's own start-up error (no region, no credentials file): still one line
+        raise StartupError(f"--cloud-provider={settings.cloud_provider}: cannot start: "
+                           f"{type(exc).__name__}: {exc}") from None
 
 
 @contextlib.contextmanager

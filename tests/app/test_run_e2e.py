@@ -204,6 +204,8 @@ def test_sigterm_stops_cleanly_with_exit_0(api: tuple[FakeAPIServer, FakeCloud, 
                  id="missing-kubeconfig"),
     pytest.param(["--kubeconfig={unreachable}"], "autoscaler run: cannot use the API server:", id="unreachable"),
     pytest.param(["--status-config-map-name=elsewhere"], "autoscaler run: --status-config-map-name:", id="status-name"),
+    pytest.param(["--cloud-config=nope"], "autoscaler run: --cloud-provider=fake: --cloud-config: no fake cloud",
+                 id="cloud"),
 ])
 def test_start_up_failures_are_one_line_and_exit_2(
         api: tuple[FakeAPIServer, FakeCloud, list[str]], tmp_path: Path, flags: list[str], message: str,
