@@ -74,7 +74,8 @@ class LeaderElector:
 
     def stop(self, release: bool = True) -> None:
         self._stop.set()
-        self._thread.join(timeout=self.retry_period + 5)
+        if self._thread.ident is not None:  # started
+            self._thread.join(timeout=self.retry_period + 5)
         if release and self.is_leader():
             self._release()
         self._set_leading(False)

@@ -89,6 +89,9 @@ class _Route:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    # Every informer connects at once; socketserver's default backlog of 5 would make
+    # the rest wait for a SYN retransmit (1 s).
+    request_queue_size = 256
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that drops its connection (a closed watch, a timeout) is normal here."""

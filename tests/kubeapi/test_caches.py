@@ -112,7 +112,7 @@ def test_a_lost_watch_makes_the_view_unavailable(api: FakeAPIServer, cluster: Ku
                                                 outcome: int | str) -> None:
     nodes = cluster.caches.informers["nodes"]
     # The open watch ends (server-side timeout); reopening it fails twice.
-    api.fail(r"/api/v1/nodes$", outcome, times=2, watch=True, delay=3.0)
+    api.fail(r"/api/v1/nodes$", outcome, times=2, watch=True, delay=0.5)
     api.state.end_watches()
     eventually(lambda: nodes.down is not None, what="watch marked lost")
     with pytest.raises(ViewUnavailable, match="watch of nodes lost"):
