@@ -101,7 +101,7 @@ def _idle_node_world() -> World:
 def test_scale_down_of_an_idle_node(dry_run: bool, left: int) -> None:
     world = _idle_node_world()
     loop = live_loop(world, "--scale-down-unneeded-time=0s", "--scale-down-delay-after-add=0s", dry_run=dry_run)
-    for _ in range(3):
+    for _ in range(12):  # evicted pods take their grace period (30s) to go
         world.advance(world.clock.now + 10)
         assert loop.iterate(world.clock.now)
     assert len(world.cloud.group("nvme").node_names()) == left
