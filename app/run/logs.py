@@ -14,14 +14,19 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["configure_logging"]
+__all__ = ["JSONFormatter", "TextFormatter", "configure_logging", "remove_logging"]
 
 _LEVEL_LETTER = {"DEBUG": "I", "INFO": "I", "WARNING": "W", "ERROR": "E", "CRITICAL": "F"}
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
-    value = getattr(record, "fields", None)
-    return dict(value) if isinstance(value, dict) else {}
+    """A record's structured fields: ``extra={"fields": ...}`` (ours) or ``{"autoscaler": ...}`` (the library's)."""
+    out: dict[str, Any] = {}
+    for attr in ("autoscaler", "fields"):
+        value = getattr(record, attr, None)
+        if isinstance(value, dict):
+            out.update(value)
+    return out
 
 
 class TextFormatter(logging.Formatter):
@@ -59,10 +64,14 @@ def configure_logging(verbosity: int, fmt: str) -> logging.Handler:
         logger.addHandler(handler)
         logger.setLevel(level)
         logger.propagate = False
+    # ``run`` logs one line per loop (``autoscaler.run``: the decision, the phases' timings and
+    # the reporting); the library loop's own line says less, so it shows only at --v=4.
+    logging.getLogger("autoscaler.loop").setLevel(level if verbosity >= 4 else logging.WARNING)
     return handler
 
 
 def remove_logging(handler: logging.Handler) -> None:
+    logging.getLogger("autoscaler.loop").setLevel(logging.NOTSET)
     for name in ("autoscaler", "app", "kubeapi", "cloudproviders"):
         logger = logging.getLogger(name)
         logger.removeHandler(handler)

@@ -92,6 +92,7 @@ class LiveLoop:
         started = self.wall_clock()
         self.metrics.last_activity.labels("main").set(now)
         timings: dict[str, float] = {}
+        self.provider.new_loop()
         try:
             self.provider.refresh()
             timings["cloudProviderRefresh"] = self.wall_clock() - started

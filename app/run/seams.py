@@ -218,6 +218,7 @@ class GuardedProvider:
     refusal: Callable[[], str | None]
     acts: ActLog
     _groups: dict[str, GuardedGroup] = field(default_factory=dict)
+    _refreshed: bool = False
 
     @property
     def name(self) -> str:
@@ -237,9 +238,17 @@ class GuardedProvider:
         group = self.inner.node_group_for(node)
         return None if group is None else self._wrap(group)
 
+    def new_loop(self) -> None:
+        """The next ``refresh`` reaches the cloud again (one real refresh per loop)."""
+        self._refreshed = False
+
     def refresh(self) -> None:
+        """Refresh the cloud once per loop, however many layers ask (``run`` and the library loop)."""
+        if self._refreshed:
+            return
         try:
             self.inner.refresh()
         except CloudError:
             self.metrics.errors_total.labels("cloudProviderError").inc()
             raise
+        self._refreshed = True
