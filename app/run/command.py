@@ -38,7 +38,7 @@ from cloudproviders.config import CloudConfigError, load_provider
 from cloudproviders.interface import CloudError, CloudProvider
 from kube.clusterapi import ClusterAPI, ClusterAPIError
 
-__all__ = ["Live", "StartupError", "run", "serve"]
+__all__ = ["Live", "StartupCancelled", "StartupError", "run", "serve"]
 
 EXIT_BAD_INPUT = 2
 log = logging.getLogger("app.run")
@@ -46,6 +46,10 @@ log = logging.getLogger("app.run")
 
 class StartupError(Exception):
     """Start-up cannot go on (bad kubeconfig, unreachable API server, port in use); one line."""
+
+
+class StartupCancelled(Exception):
+    """SIGTERM/SIGINT arrived during start-up: nothing was done yet, so the exit is clean (0)."""
 
 
 @dataclass(slots=True)
@@ -186,5 +190,8 @@ def run(args: argparse.Namespace, options: Options) -> int:
             except StartupError as exc:
                 sys.stderr.write(f"autoscaler run: {exc}\n")
                 return EXIT_BAD_INPUT
+            except StartupCancelled:
+                log.info("stopped during start-up")
+                return 0
     finally:
         remove_logging(handler)

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 
-from app.run.command import Live, StartupError
+from app.run.command import Live, StartupCancelled, StartupError
 from app.run.flags import RunSettings
 from app.run.leader import AlwaysLeader, Leadership
 from kube.clusterapi import ClusterAPIError, TransientAPIError
@@ -59,7 +59,7 @@ def connect(settings: RunSettings, stop: threading.Event) -> Live:
             reason = api.caches.unavailable_reason() or "not synced"
             api.stop()
             if stop.is_set():
-                raise StartupError("stopped before the first complete view of the cluster")
+                raise StartupCancelled
             raise StartupError(f"the API server at {host}: no complete view within "
                                f"--cache-sync-timeout={settings.cache_sync_seconds:g}s: {reason}")
     leadership: Leadership = AlwaysLeader()

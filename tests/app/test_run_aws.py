@@ -54,7 +54,7 @@ def moto_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         server.stop()
 
 
-def _asg(client: Any, ec2: Any, name: str, instance_type: str, desired: int, min_size: int) -> list[Json]:
+def _asg(client: Any, ec2: Any, name: str, instance_type: str, *, desired: int, min_size: int) -> list[Json]:
     ec2.create_launch_template(LaunchTemplateName=name,
                                LaunchTemplateData={"InstanceType": instance_type, "ImageId": AMI})
     client.create_auto_scaling_group(
@@ -78,8 +78,8 @@ def test_run_on_aws_raises_the_right_asg_and_terminates_the_idle_node_with_decre
 
     session = boto3.Session(region_name=REGION)
     autoscaling, ec2 = session.client("autoscaling"), session.client("ec2")
-    nvme = _asg(autoscaling, ec2, "nvme", "i3.2xlarge", 1, 1)
-    general = _asg(autoscaling, ec2, "general", "m5.2xlarge", 2, 0)
+    nvme = _asg(autoscaling, ec2, "nvme", "i3.2xlarge", desired=1, min_size=1)
+    general = _asg(autoscaling, ec2, "general", "m5.2xlarge", desired=2, min_size=0)
     objects = [
         storage_class_json("rok", "rok.arrikto.com"),
         storage_class_json("local-storage", "kubernetes.io/no-provisioner"),

@@ -199,6 +199,27 @@ def test_sigterm_stops_cleanly_with_exit_0(api: tuple[FakeAPIServer, FakeCloud, 
     assert scraper.health == 200
 
 
+def test_sigterm_while_waiting_for_the_first_view_exits_0(api: tuple[FakeAPIServer, FakeCloud, list[str]]) -> None:
+    server, _, flags = api
+    server.fail(r"^/api/v1/nodes$", 500, times=10_000, watch=False)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    try:
+        assert main(["run", *flags, f"--address=127.0.0.1:{_free_port()}"]) == 0
+    finally:
+        timer.cancel()
+
+
+def test_no_complete_view_in_time_is_one_line_and_exit_2(api: tuple[FakeAPIServer, FakeCloud, list[str]],
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    server, _, flags = api
+    server.fail(r"^/api/v1/nodes$", 500, times=10_000, watch=False)
+    assert main(["run", *flags, "--cache-sync-timeout=1s", f"--address=127.0.0.1:{_free_port()}"]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("autoscaler run: the API server at http://127.0.0.1:")
+    assert "no complete view within --cache-sync-timeout=1s" in last
+
+
 @pytest.mark.parametrize(("flags", "message"), [
     pytest.param(["--kubeconfig=/nonexistent/kubeconfig"], "autoscaler run: --kubeconfig: /nonexistent/kubeconfig:",
                  id="missing-kubeconfig"),
