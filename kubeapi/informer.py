@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from kube.clusterapi import ClusterAPIError, NotFound
 from kube.convert import Converter, InputError
 from kube.names import StorageNames
+from kubeapi.gcpause import collector_paused
 from kubeapi.kinds import Key, Kind, convert_one, key_of
 from kubeapi.transport import Expired, Transport
 
@@ -104,10 +106,15 @@ class Informer:
 
     # --- list -----------------------------------------------------------
     def _list(self) -> None:
+        with collector_paused():
+            self._list_paused()
+
+    def _list_paused(self) -> None:
         # rv=0 on the first LIST lets a real API server answer from its watch cache.
         query = [("resourceVersion", "0")] if not self.relists else []
         if self.kind.field_selector:
             query.append(("fieldSelector", self.kind.field_selector))
+        started = time.perf_counter()
         try:
             body = self._transport.request("GET", self.path, query=query, verb="LIST",
                                            what=f"list {self.kind.name}")
@@ -116,6 +123,7 @@ class Informer:
                 raise
             log.warning("%s: not served by this API server; treated as empty", self.kind.name)
             body = {"metadata": {"resourceVersion": ""}, "items": []}
+        fetched = time.perf_counter()
         items = body.get("items") or []
         store: dict[Key, object] = {}
         warnings: dict[Key, list[str]] = {}
@@ -130,7 +138,8 @@ class Informer:
             self.down = None
             self.relists += 1
         self._on_change(self.kind.name, "SYNCED", None)
-        log.info("%s: listed %d at resourceVersion %s", self.kind.name, len(store), self.resource_version)
+        log.info("%s: listed %d at resourceVersion %s (fetch and decode %.2fs, convert %.2fs)", self.kind.name,
+                 len(store), self.resource_version, fetched - started, time.perf_counter() - fetched)
 
     def _convert_into(self, obj: Json, store: dict[Key, object], warnings: dict[Key, list[str]]) -> None:
         key = key_of(obj)
