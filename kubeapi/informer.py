@@ -108,6 +108,19 @@ class Informer:
                     log.warning("%s: %s; retrying in %.1fs", self.kind.name, exc, delay)
                 self._stop.wait(delay)
                 delay = min(delay * 2, self._backoff[1])
+            except Exception as exc:
+                # A bug or a garbled response must not leave a silently stale cache
+                # behind a dead thread: the view goes unavailable and the cache relists.
+                if self._stop.is_set():
+                    break
+                log.exception("%s: unexpected error; relisting", self.kind.name)
+                with self._lock:
+                    self.synced = False
+                    self.down = f"cache of {self.kind.name} failed: {type(exc).__name__}: {exc}"
+                    self.watch_errors += 1
+                need_list = True
+                self._stop.wait(delay)
+                delay = min(delay * 2, self._backoff[1])
 
     # --- list -----------------------------------------------------------
     def _list(self) -> None:
