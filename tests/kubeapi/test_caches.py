@@ -91,9 +91,15 @@ def test_listener_hears_changes(api: FakeAPIServer, cluster: KubeClusterAPI) -> 
     eventually(lambda: ("nodes", "ADDED") in heard, what="listener")
 
 
-def test_list_failure_keeps_the_view_unavailable_until_it_succeeds(api: FakeAPIServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("outcome", [
+    pytest.param(500, id="5xx"),
+    pytest.param(429, id="throttled"),
+    pytest.param("timeout", id="timeout"),
+])
+def test_list_failure_keeps_the_view_unavailable_until_it_succeeds(api: FakeAPIServer, tmp_path: Path,
+                                                                  outcome: int | str) -> None:
     _seed(api, nodes=1)
-    api.fail(r"/api/v1/pods$", 500, times=3, watch=False)
+    api.fail(r"/api/v1/pods$", outcome, times=2, watch=False, delay=1.5)
     cluster = connect(api, tmp_path)
     cluster.start()
     try:
