@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 from kube.clusterapi import EvictionResult, ViewUnavailable
 from kube.model import ClusterObjects, Pod, Taint
 from kube.names import StorageNames
-from kubeapi.acting import COMPONENT, Acting, RetryPolicy
+from kubeapi.acting import Acting, RetryPolicy
 from kubeapi.caches import Caches
 from kubeapi.config import api_client
+from kubeapi.events import COMPONENT
 from kubeapi.ratelimit import TokenBucket
 from kubeapi.transport import Timeout, Transport
 

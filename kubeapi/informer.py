@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from kube.clusterapi import ClusterAPIError, NotFound
 from kube.convert import Converter, InputError
 from kube.names import StorageNames
+from kubeapi.gcpause import collector_paused
 from kubeapi.kinds import Key, Kind, convert_one, key_of
 from kubeapi.transport import Expired, Transport
 
@@ -49,6 +51,11 @@ class Informer:
         self.store: dict[Key, object] = {}
         #: Warnings of conversion (bad annotations) and objects that failed to convert, by key.
         self.warnings: dict[Key, list[str]] = {}
+        #: Objects that failed to convert (left out of ``store``): key -> their ``spec.nodeName``
+        #: ("" when none), so the caches can protect the node a bad pod runs on.
+        self.failed: dict[Key, str] = {}
+        #: ``store`` grouped by ``kind.index`` (pods by node name), kept in step with it.
+        self.index: dict[str, dict[Key, object]] = {}
         self.resource_version = ""
         self.synced = False
         #: Why the watch is lost (None while it is open or being reopened after a clean end).
@@ -101,13 +108,31 @@ class Informer:
                     log.warning("%s: %s; retrying in %.1fs", self.kind.name, exc, delay)
                 self._stop.wait(delay)
                 delay = min(delay * 2, self._backoff[1])
+            except Exception as exc:
+                # A bug or a garbled response must not leave a silently stale cache
+                # behind a dead thread: the view goes unavailable and the cache relists.
+                if self._stop.is_set():
+                    break
+                log.exception("%s: unexpected error; relisting", self.kind.name)
+                with self._lock:
+                    self.synced = False
+                    self.down = f"cache of {self.kind.name} failed: {type(exc).__name__}: {exc}"
+                    self.watch_errors += 1
+                need_list = True
+                self._stop.wait(delay)
+                delay = min(delay * 2, self._backoff[1])
 
     # --- list -----------------------------------------------------------
     def _list(self) -> None:
+        with collector_paused():
+            self._list_paused()
+
+    def _list_paused(self) -> None:
         # rv=0 on the first LIST lets a real API server answer from its watch cache.
         query = [("resourceVersion", "0")] if not self.relists else []
         if self.kind.field_selector:
             query.append(("fieldSelector", self.kind.field_selector))
+        started = time.perf_counter()
         try:
             body = self._transport.request("GET", self.path, query=query, verb="LIST",
                                            what=f"list {self.kind.name}")
@@ -116,37 +141,37 @@ class Informer:
                 raise
             log.warning("%s: not served by this API server; treated as empty", self.kind.name)
             body = {"metadata": {"resourceVersion": ""}, "items": []}
+        fetched = time.perf_counter()
         items = body.get("items") or []
-        store: dict[Key, object] = {}
-        warnings: dict[Key, list[str]] = {}
+        fresh = _Tables()
         for i in range(len(items)):
             obj = items[i]
             items[i] = None  # drop the raw object as soon as it is converted
-            self._convert_into(obj, store, warnings)
+            self._convert_into(obj, fresh)
         with self._lock:
-            self.store, self.warnings = store, warnings
+            self.store, self.warnings, self.failed, self.index = fresh.store, fresh.warnings, fresh.failed, fresh.index
             self.resource_version = str((body.get("metadata") or {}).get("resourceVersion") or "")
             self.synced = True
             self.down = None
             self.relists += 1
         self._on_change(self.kind.name, "SYNCED", None)
-        log.info("%s: listed %d at resourceVersion %s", self.kind.name, len(store), self.resource_version)
+        log.info("%s: listed %d at resourceVersion %s (fetch and decode %.2fs, convert %.2fs)", self.kind.name,
+                 len(self.store), self.resource_version, fetched - started, time.perf_counter() - fetched)
 
-    def _convert_into(self, obj: Json, store: dict[Key, object], warnings: dict[Key, list[str]]) -> None:
+    def _convert_into(self, obj: Json, tables: _Tables) -> None:
         key = key_of(obj)
+        tables.remove(key, self.kind)
         try:
             model, warned = convert_one(self._converter, self.kind, obj, f"{self.kind.name} watch")
         except InputError as exc:
             # One line naming object and field; the object is left out of the view.
             log.warning("%s", exc)
-            store.pop(key, None)
-            warnings[key] = [str(exc)]
+            tables.warnings[key] = [str(exc)]
+            tables.failed[key] = str((obj.get("spec") or {}).get("nodeName") or "")
             return
-        store[key] = model
+        tables.add(key, model, self.kind)
         if warned:
-            warnings[key] = warned
-        else:
-            warnings.pop(key, None)
+            tables.warnings[key] = warned
 
     # --- watch ----------------------------------------------------------
     def _watch(self) -> None:
@@ -186,12 +211,41 @@ class Informer:
             return
         key = key_of(obj)
         with self._lock:
+            tables = _Tables(self.store, self.warnings, self.failed, self.index)
             if kind == "DELETED":
-                old = self.store.pop(key, None)
-                self.warnings.pop(key, None)
-                changed: object = old
+                changed = tables.remove(key, self.kind)
             else:
-                self._convert_into(obj, self.store, self.warnings)
+                self._convert_into(obj, tables)
                 changed = self.store.get(key)
             self.resource_version = rv or self.resource_version
         self._on_change(self.kind.name, str(kind), changed)
+
+
+class _Tables:
+    """An informer's store with its warnings, failures and index, changed together."""
+
+    __slots__ = ("failed", "index", "store", "warnings")
+
+    def __init__(self, store: dict[Key, object] | None = None, warnings: dict[Key, list[str]] | None = None,
+                 failed: dict[Key, str] | None = None, index: dict[str, dict[Key, object]] | None = None) -> None:
+        self.store = store if store is not None else {}
+        self.warnings = warnings if warnings is not None else {}
+        self.failed = failed if failed is not None else {}
+        self.index = index if index is not None else {}
+
+    def add(self, key: Key, model: object, kind: Kind) -> None:
+        self.store[key] = model
+        if kind.index is not None:
+            self.index.setdefault(kind.index(model), {})[key] = model
+
+    def remove(self, key: Key, kind: Kind) -> object:
+        old = self.store.pop(key, None)
+        self.warnings.pop(key, None)
+        self.failed.pop(key, None)
+        if old is not None and kind.index is not None:
+            bucket = self.index.get(kind.index(old))
+            if bucket is not None:
+                bucket.pop(key, None)
+                if not bucket:
+                    del self.index[kind.index(old)]
+        return old

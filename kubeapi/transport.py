@@ -136,7 +136,10 @@ class Transport:
             raise translate(exc, what or f"{method} {path}") from None
         if not data:
             return {}
-        decoded = _decode(data)
+        try:
+            decoded = _decode(data)
+        except msgspec.DecodeError as exc:
+            raise ClusterAPIError(f"{what or method + ' ' + path}: the response is not JSON: {exc}") from None
         return decoded if isinstance(decoded, dict) else {}
 
     def watch(self, path: str, query: Sequence[tuple[str, str]], timeout: Timeout) -> WatchStream:
@@ -165,7 +168,10 @@ class WatchStream:
                 while b"\n" in buffer:
                     line, buffer = buffer.split(b"\n", 1)
                     if line.strip():
-                        event = _decode(line)
+                        try:
+                            event = _decode(line)
+                        except msgspec.DecodeError as exc:
+                            raise ClusterAPIError(f"watch {self.path}: an event is not JSON: {exc}") from None
                         if isinstance(event, dict):
                             yield event
         except Exception as exc:

@@ -53,7 +53,7 @@ class Request:
 
     @property
     def watch(self) -> bool:
-        return self.query.get("watch") in ("1", "true")
+        return _truthy(self.query.get("watch"))
 
     @property
     def mutating(self) -> bool:
@@ -331,7 +331,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _watch(self, route: _Route, query: dict[str, str], expired: bool) -> None:
         state, res = self.api.state, route.resource
         rv = int(query.get("resourceVersion") or 0)
-        bookmarks = query.get("allowWatchBookmarks") in ("1", "true")
+        bookmarks = _truthy(query.get("allowWatchBookmarks"))
         timeout = min(float(query.get("timeoutSeconds") or self.api.max_watch_seconds), self.api.max_watch_seconds)
         fields = _field_selector(query)
         self.send_response(200)
@@ -378,6 +378,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+
+def _truthy(value: str | None) -> bool:
+    """A query boolean as the API server parses it (Go's strconv.ParseBool: 1, t, true, True, ...)."""
+    return value in ("1", "t", "T", "true", "TRUE", "True")
 
 
 def _field_selector(query: dict[str, str]) -> dict[str, str]:

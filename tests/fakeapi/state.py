@@ -203,7 +203,8 @@ class FakeState:
         """The current resourceVersion and the encoded items (namespace None: all)."""
         with self.cond:
             items = [e.json() for (ns, _), e in self._store.get(resource.key, {}).items()
-                     if (namespace is None or ns == namespace) and _fields_match(e.obj, field_selector)]
+                     if (namespace is None or ns == namespace)
+                     and (not field_selector or _fields_match(e.obj, field_selector))]
             return self.rv, items
 
     def events_since(self, rv: int, resource: Resource, namespace: str | None) -> list[WatchEvent]:

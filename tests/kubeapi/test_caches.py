@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kube.clusterapi import ViewUnavailable
-from kubeapi import KubeClusterAPI
+from kubeapi import ConfigError, KubeClusterAPI, TokenBucket
 from tests.factories import node_json, pod_json
 from tests.fakeapi import FakeAPIServer
 from tests.kubeapi.conftest import connect, eventually
@@ -91,9 +91,15 @@ def test_listener_hears_changes(api: FakeAPIServer, cluster: KubeClusterAPI) -> 
     eventually(lambda: ("nodes", "ADDED") in heard, what="listener")
 
 
-def test_list_failure_keeps_the_view_unavailable_until_it_succeeds(api: FakeAPIServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("outcome", [
+    pytest.param(500, id="5xx"),
+    pytest.param(429, id="throttled"),
+    pytest.param("timeout", id="timeout"),
+])
+def test_list_failure_keeps_the_view_unavailable_until_it_succeeds(api: FakeAPIServer, tmp_path: Path,
+                                                                  outcome: int | str) -> None:
     _seed(api, nodes=1)
-    api.fail(r"/api/v1/pods$", 500, times=3, watch=False)
+    api.fail(r"/api/v1/pods$", outcome, times=2, watch=False, delay=1.5)
     cluster = connect(api, tmp_path)
     cluster.start()
     try:
@@ -120,3 +126,54 @@ def test_a_lost_watch_makes_the_view_unavailable(api: FakeAPIServer, cluster: Ku
     eventually(lambda: cluster.synced, timeout=10.0, what="watch reopened")
     api.state.put(node_json("late"))
     eventually(lambda: [n.name for n in cluster.list_objects().nodes] == ["late"], what="events after reconnect")
+
+
+def test_a_pod_that_cannot_be_converted_protects_its_node(api: FakeAPIServer, cluster: KubeClusterAPI) -> None:
+    api.state.put(node_json("n0"))
+    api.state.put(node_json("n1"))
+    bad = pod_json("bad", node="n1", pending=False)
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    api.state.put(bad)
+    eventually(lambda: cluster.caches.informers["pods"].failed != {}, what="conversion failure")
+    objects = cluster.list_objects()
+    assert [(n.name, n.scale_down_disabled) for n in objects.nodes] == [("n0", False), ("n1", True)]
+    assert objects.pods == []
+    assert any("Pod/default/bad" in w and "cpu" in w for w in objects.warnings), objects.warnings
+    api.state.remove("Pod", "bad")
+    eventually(lambda: not any(n.scale_down_disabled for n in cluster.list_objects().nodes), what="protection lifted")
+
+
+def test_pods_on_node_follows_binding_and_deletion(api: FakeAPIServer, cluster: KubeClusterAPI) -> None:
+    api.state.put(pod_json("p", node=""))
+    eventually(lambda: cluster.caches.pod("default", "p") is not None, what="pending pod")
+    assert cluster.pods_on_node("n0") == []
+    api.state.put(pod_json("p", node="n0", pending=False))
+    eventually(lambda: [p.name for p in cluster.pods_on_node("n0")] == ["p"], what="bound pod")
+    api.state.remove("Pod", "p")
+    eventually(lambda: cluster.pods_on_node("n0") == [], what="deleted pod")
+
+
+def test_a_bad_kubeconfig_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_text("clusters: [", encoding="utf-8")
+    with pytest.raises(ConfigError, match="kubeconfig: cannot load the Kubernetes client configuration") as err:
+        KubeClusterAPI.from_kubeconfig(str(path))
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(("qps", "burst", "calls", "waited"), [
+    pytest.param(10.0, 3, 3, 0.0, id="within-burst"),
+    pytest.param(10.0, 3, 5, 0.2, id="beyond-burst-waits"),
+    pytest.param(2.0, 1, 3, 1.0, id="one-at-a-time"),
+])
+def test_token_bucket(qps: float, burst: int, calls: int, waited: float) -> None:
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    bucket = TokenBucket(qps, burst, clock=lambda: now[0], sleep=sleep)
+    for _ in range(calls):
+        bucket.acquire()
+    assert bucket.waited == pytest.approx(waited)
+    assert now[0] == pytest.approx(waited)
