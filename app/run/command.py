@@ -132,9 +132,6 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
 
     endpoints.start()
     log.info("serving /metrics and /health-check on %s:%d", settings.address[0], endpoints.port)
-    if settings.write_status_configmap:
-        with contextlib.suppress(ClusterAPIError):
-            live.cluster.write_status(StatusTracker.initializing(time.time()))
     leadership.start()
     loop: LiveLoop | None = None
     done = 0
@@ -155,6 +152,9 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
                 loop = new_loop()
                 metrics.leader.set(1)
                 health.start_monitoring()
+                if settings.write_status_configmap:  # only the leader writes the status
+                    with contextlib.suppress(ClusterAPIError):
+                        live.cluster.write_status(StatusTracker.initializing(time.time()))
             began = time.monotonic()
             if loop.iterate(time.time()):
                 health.succeeded()
