@@ -1,4 +1,4 @@
-"""Command line: ``python -m autoscaler plan SNAPSHOT... [flags]`` (and, later, ``simulate``, ``run``).
+"""Command line: ``python -m autoscaler plan SNAPSHOT... [flags]``, ``simulate SCENARIO``, ``run [flags]``.
 
 Bad input never ends in a traceback: a bad flag, file or object prints one line on
 stderr naming what is wrong, and the exit status is 2. ``plan`` imports neither
@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_flags(sim)
     # Unset unless given, so a scenario's own scanInterval applies by default.
     sim.set_defaults(scan_interval=None)
+    from app.run.flags import add_run_flags
+
+    live = sub.add_parser("run", help="the live autoscaler: a Kubernetes cluster and a cloud provider")
+    add_flags(live)
+    add_run_flags(live)
     return parser
 
 
@@ -146,6 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from app.simulate.command import simulate
 
             return simulate(args, options)
+        if args.command == "run":
+            from app.run.command import run
+
+            return run(args, options)
     except ConfigError as exc:
         sys.stderr.write(f"autoscaler {args.command}: {exc}\n")
         return EXIT_BAD_INPUT

@@ -66,8 +66,13 @@ class Converter:
         for kind in CONTROLLER_KINDS:
             self._handlers[kind] = self._controller
 
-    def add(self, obj: object, source: str) -> None:
-        """Convert one object; unknown kinds are ignored (a kubectl dump holds many)."""
+    def add(self, obj: object, source: str, *, unique: bool = True) -> None:
+        """Convert one object; unknown kinds are ignored (a kubectl dump holds many).
+
+        ``unique=False`` is for a stream of versions of the same objects (the live
+        adapter's watch events): no duplicate check, and nothing is remembered per
+        object, so a converter that lives for weeks does not grow.
+        """
         if not isinstance(obj, dict):
             raise InputError(source, "", "", f"expected a Kubernetes object (a map), got {describe(obj)}")
         kind = obj.get("kind")
@@ -79,7 +84,7 @@ class Converter:
         if handler is None:
             return
         try:
-            self._unique(obj, kind, source)
+            self._unique(obj, kind, source, remember=unique)
             handler(obj)
         except FieldError as exc:
             raise InputError(source, object_ref(obj), exc.field, exc.message) from None
@@ -87,7 +92,7 @@ class Converter:
             # A safety net only: every field reader raises FieldError on bad input.
             raise InputError(source, object_ref(obj), "", f"unreadable object ({type(exc).__name__})") from None
 
-    def _unique(self, obj: Json, kind: str, source: str) -> None:
+    def _unique(self, obj: Json, kind: str, source: str, *, remember: bool = True) -> None:
         api_version = obj.get("apiVersion")
         if api_version is not None and type(api_version) is not str:
             raise FieldError("apiVersion", f"expected a string, got {describe(api_version)}")
@@ -101,6 +106,8 @@ class Converter:
         namespace = as_str(meta.get("namespace"), "metadata.namespace")
         if not namespace and kind in _NAMESPACED:
             namespace = "default"
+        if not remember:
+            return
         key = (kind, namespace, name)
         first = self._seen.get(key)
         if first is not None:

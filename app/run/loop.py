@@ -1,0 +1,200 @@
+"""One iteration of the live loop, wired: refresh the cloud, decide and act, then report.
+
+``LiveLoop.iterate(now)`` runs the library's ``Autoscaler.run_once`` (or, with
+``--dry-run``, only the shared decision ``runonce.run_once`` with the same memory)
+over the guarded seams (``app.run.seams``), then turns what happened into Kubernetes
+Events, the status ConfigMap, Prometheus metrics and one structured log line with
+the phases' timings. Nothing here decides; it only reports the library's decision.
+
+Errors never end the loop: a cloud that cannot be read, a view the adapter cannot
+give completely, a failed API call or an unexpected bug fail this iteration, are
+logged once with what failed, counted in ``errors_total`` by type, and the next
+iteration starts afresh. ``iterate`` says whether it succeeded (for ``/health-check``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+
+from app.run.events import EventEmitter, GroupSize
+from app.run.metrics import Metrics
+from app.run.seams import ActLog, GuardedCluster, GuardedProvider
+from app.run.status import NodeView, StatusTracker, group_views, health_ok
+from app.run.storage import local_storage_by_group, pods_pending_on_local_storage
+from autoscaler.config import Options
+from autoscaler.loop import Autoscaler
+from autoscaler.runonce import LoopDecision, run_once
+from autoscaler.scaledown.types import ScaleDownMemory
+from autoscaler.templates import TemplateNode
+from cloudproviders.interface import CloudError
+from kube.clusterapi import ClusterAPIError, ViewUnavailable
+
+__all__ = ["LiveLoop"]
+
+log = logging.getLogger("autoscaler.run")
+
+
+@dataclass(slots=True)
+class _DryRun:
+    """The decision alone, with the memory the real loop keeps (unneeded-since times, templates)."""
+
+    cluster: GuardedCluster
+    provider: GuardedProvider
+    options: Options
+    memory: ScaleDownMemory = field(default_factory=ScaleDownMemory)
+    templates: dict[str, TemplateNode] = field(default_factory=dict)
+
+    def decide(self, now: float) -> LoopDecision:
+        objects = self.cluster.list_objects()
+        return run_once(objects, self.provider, self.options, now, memory=self.memory, template_cache=self.templates)
+
+
+@dataclass(slots=True)
+class LiveLoop:
+    cluster: GuardedCluster
+    provider: GuardedProvider
+    options: Options
+    metrics: Metrics
+    events: EventEmitter
+    acts: ActLog
+    #: Write the status ConfigMap (``--write-status-configmap``).
+    write_status: bool = True
+    dry_run: bool = False
+    executor: Executor | None = None
+    wall_clock: Callable[[], float] = time.perf_counter
+    status: StatusTracker = field(default_factory=StatusTracker)
+    loops: int = 0
+    #: node -> why its removal started (empty, underutilized, unready), the metric's label.
+    _removal_reasons: dict[str, str] = field(default_factory=dict)
+    _autoscaler: Autoscaler | None = None
+    _dry: _DryRun | None = None
+
+    def __post_init__(self) -> None:
+        if self.dry_run:
+            self._dry = _DryRun(self.cluster, self.provider, self.options)
+        else:
+            self._autoscaler = Autoscaler(self.cluster, self.provider, self.options, self.executor)
+
+    def _decide(self, now: float) -> LoopDecision:
+        if self._dry is not None:
+            return self._dry.decide(now)
+        assert self._autoscaler is not None
+        return self._autoscaler.run_once(now).decision
+
+    def iterate(self, now: float) -> bool:
+        """One loop at ``now`` (seconds since the epoch); True when it completed."""
+        self.loops += 1
+        started = self.wall_clock()
+        self.metrics.last_activity.labels("main").set(now)
+        timings: dict[str, float] = {}
+        self.provider.new_loop()
+        try:
+            self.provider.refresh()
+            timings["cloudProviderRefresh"] = self.wall_clock() - started
+            before = self.wall_clock()
+            decision = self._decide(now)
+            timings["runOnce"] = self.wall_clock() - before
+        except ViewUnavailable as exc:
+            self.metrics.errors_total.labels("apiCallError").inc()
+            log.warning("loop %d skipped: no complete view of the cluster: %s", self.loops, exc)
+            return False
+        except ClusterAPIError as exc:
+            self.metrics.errors_total.labels("apiCallError").inc()
+            log.warning("loop %d failed: Kubernetes API: %s", self.loops, exc)
+            return False
+        except CloudError as exc:
+            self.metrics.errors_total.labels("cloudProviderError").inc()
+            log.warning("loop %d failed: cloud provider: %s", self.loops, exc)
+            return False
+        except Exception:  # a bug must not stop the autoscaler; it is logged with its stack once per loop
+            self.metrics.errors_total.labels("internalError").inc()
+            log.exception("loop %d failed: internal error", self.loops)
+            return False
+        before = self.wall_clock()
+        try:
+            self._report(decision, now)
+        except (ClusterAPIError, CloudError) as exc:
+            log.warning("loop %d: reporting failed: %s", self.loops, exc)
+        timings["statusEventsMetrics"] = self.wall_clock() - before
+        timings.update(decision.timings)
+        total = self.wall_clock() - started
+        timings["main"] = total
+        self.metrics.phases(timings)
+        self.metrics.last_activity.labels("autoscaling").set(now)
+        self._log(decision, timings)
+        return True
+
+    def _report(self, decision: LoopDecision, now: float) -> None:
+        acts = self.acts.drain()
+        for cand in decision.scale_down.to_delete:
+            reason = "unready" if not cand.ready else "empty" if cand.empty else "underutilized"
+            self._removal_reasons.setdefault(cand.node, reason)
+        for node in acts.deleted:
+            self.metrics.scaled_down_nodes_total.labels(self._removal_reasons.pop(node, "underutilized")).inc()
+        if self.dry_run:
+            groups = {g.name: g for g in group_views(self.provider.node_groups())}
+            sizes = [GroupSize(i.group, i.new_size - i.delta, i.new_size, groups[i.group].max_size)
+                     for i in decision.scale_up.increases if i.group in groups]
+            started = [c.node for c in decision.scale_down.to_delete]
+        else:
+            sizes = [GroupSize(*entry) for entry in acts.scaled_up]
+            started = acts.tainted
+        self.events.scale_up(decision, sizes)
+        for group, code, message in acts.scale_up_failed:
+            self.status.scale_up_failed(group, now, code, message)
+            self.events.scale_up_failed(group, message)
+        self.events.not_triggered(decision, now)
+        self.events.scale_down(decision, started)
+        if sizes:
+            self.metrics.last_activity.labels("scaleUp").set(now)
+        if started:
+            self.metrics.last_activity.labels("scaleDown").set(now)
+        self._metrics(decision)
+        if self.write_status:
+            nodes = [NodeView(n.name, n.group, n.readiness) for n in decision.nodes]
+            text = self.status.text(now, nodes, group_views(self.provider.node_groups()),
+                                    decision.scale_down.unneeded)
+            with contextlib.suppress(ClusterAPIError):  # informational; the next loop writes it again
+                self.cluster.inner.write_status(text)
+
+    def _metrics(self, decision: LoopDecision) -> None:
+        m = self.metrics
+        nodes = [NodeView(n.name, n.group, n.readiness) for n in decision.nodes]
+        groups = group_views(self.provider.node_groups())
+        by_state = {"ready": sum(1 for n in nodes if n.readiness == "Ready"),
+                    "unready": sum(1 for n in nodes if n.readiness == "Unready"),
+                    "notStarted": sum(1 for n in nodes if n.readiness == "NotStarted")}
+        members: dict[str, int] = {}
+        for n in nodes:
+            if n.group is not None and n.readiness != "Deleting":
+                members[n.group] = members.get(n.group, 0) + 1
+        by_state["unregistered"] = sum(max(0, g.target - members.get(g.name, 0)) for g in groups)
+        m.set_nodes(by_state)
+        m.set_groups({g.name: g.target for g in groups}, sum(g.max_size for g in groups))
+        m.cluster_safe_to_autoscale.set(1 if health_ok(nodes) else 0)
+        up = decision.scale_up
+        m.unschedulable_pods_count.labels("unschedulable").set(
+            len(up.triggered_by) + len(up.still_unschedulable) + len(up.fits_existing) + len(up.fits_upcoming))
+        m.unschedulable_pods_count.labels("scheduler_unprocessed").set(len(up.not_processed))
+        m.unneeded_nodes_count.set(len(decision.scale_down.unneeded))
+        m.scale_down_in_cooldown.set(1 if decision.scale_down.waiting else 0)
+        with contextlib.suppress(ClusterAPIError):
+            objects = self.cluster.list_objects()
+            free, total = local_storage_by_group(objects.nodes, {n.name: n.group for n in decision.nodes})
+            m.set_local_storage(free, total, [g.name for g in groups])
+            m.pods_pending_local_storage.set(pods_pending_on_local_storage(objects, self.options.storage))
+
+    def _log(self, decision: LoopDecision, timings: dict[str, float]) -> None:
+        up, down = decision.scale_up, decision.scale_down
+        log.info("loop", extra={"fields": {
+            "loop": self.loops, "dryRun": self.dry_run, "nodes": len(decision.nodes),
+            "scaleUp": up.result, "increases": {i.group: i.delta for i in up.increases},
+            "pending": len(up.triggered_by) + len(up.still_unschedulable),
+            "scaleDown": down.result, "unneeded": len(down.unneeded), "removing": [c.node for c in down.to_delete],
+            "phasesMs": {k: round(v * 1000, 2) for k, v in timings.items()},
+        }})

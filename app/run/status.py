@@ -1,0 +1,172 @@
+"""The ``cluster-autoscaler-status`` ConfigMap's text, in upstream CA's current (YAML) format.
+
+The structure is CA's ``clusterstate/api.ClusterAutoscalerStatus``: ``time``,
+``autoscalerStatus``, ``clusterWide`` (health with node counts, scaleUp, scaleDown)
+and ``nodeGroups`` (the same per group, with ``cloudProviderTarget``, ``minSize`` and
+``maxSize``), each condition with ``lastProbeTime`` and ``lastTransitionTime``. Tools
+that parse CA's ConfigMap read ours. Health follows CA's ``--ok-total-unready-count``
+(3) and ``--max-total-unready-percentage`` (45) defaults. ``StatusTracker`` keeps the
+transition times between loops; the text is built from the loop's decision, the
+cloud's groups and the listed nodes, with no I/O of its own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from cloudproviders.interface import CloudError, NodeGroup
+
+__all__ = ["GroupView", "NodeView", "StatusTracker", "group_views", "health_ok"]
+
+#: CA's ``--ok-total-unready-count`` and ``--max-total-unready-percentage`` defaults.
+OK_TOTAL_UNREADY_COUNT = 3
+MAX_TOTAL_UNREADY_PERCENTAGE = 45.0
+#: CA's initial node group backoff after a failed scale-up.
+INITIAL_BACKOFF_SECONDS = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    """What the status needs of a node: its group and its readiness (``Readiness`` value)."""
+
+    name: str
+    group: str | None
+    readiness: str
+
+
+@dataclass(frozen=True, slots=True)
+class GroupView:
+    name: str
+    min_size: int
+    max_size: int
+    target: int
+
+    @classmethod
+    def of(cls, group: NodeGroup) -> GroupView:
+        return cls(group.name, group.min_size(), group.max_size(), group.target_size())
+
+
+def _counts(nodes: Sequence[NodeView], target: int | None) -> dict[str, Any]:
+    ready = sum(1 for n in nodes if n.readiness == "Ready")
+    not_started = sum(1 for n in nodes if n.readiness == "NotStarted")
+    unready = sum(1 for n in nodes if n.readiness == "Unready")
+    deleting = sum(1 for n in nodes if n.readiness == "Deleting")
+    registered: dict[str, Any] = {"total": len(nodes), "ready": ready, "notStarted": not_started}
+    if deleting:
+        registered["beingDeleted"] = deleting
+    registered["unready"] = {"total": unready, "resourceUnready": 0}
+    unregistered = max(0, target - (len(nodes) - deleting)) if target is not None else 0
+    return {"registered": registered, "longUnregistered": 0, "unregistered": unregistered}
+
+
+def health_ok(nodes: Sequence[NodeView]) -> bool:
+    """CA's cluster health: unready nodes within max(3, 45% of registered)."""
+    unready = sum(1 for n in nodes if n.readiness == "Unready")
+    return unready <= max(OK_TOTAL_UNREADY_COUNT, MAX_TOTAL_UNREADY_PERCENTAGE / 100 * len(nodes))
+
+
+def _rfc3339(now: float) -> str:
+    return dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _go_time(now: float) -> str:
+    """Go's ``time.Time.String()`` in UTC, as CA writes the top-level ``time``."""
+    stamp = dt.datetime.fromtimestamp(now, dt.UTC)
+    return stamp.strftime("%Y-%m-%d %H:%M:%S.") + f"{stamp.microsecond // 1000:03d} +0000 UTC"
+
+
+@dataclass(slots=True)
+class StatusTracker:
+    """Builds the status text each loop and remembers when each condition last changed."""
+
+    #: (group or "" for cluster-wide, condition) -> (status, since).
+    _since: dict[tuple[str, str], tuple[str, float]] = field(default_factory=dict)
+    #: group -> (until, errorCode, errorMessage) of the backoff after a failed scale-up.
+    _backoff: dict[str, tuple[float, str, str]] = field(default_factory=dict)
+
+    def scale_up_failed(self, group: str, now: float, code: str, message: str) -> None:
+        self._backoff[group] = (now + INITIAL_BACKOFF_SECONDS, code, message[:500])
+
+    def backed_off(self, group: str, now: float) -> bool:
+        entry = self._backoff.get(group)
+        return entry is not None and now < entry[0]
+
+    def _condition(self, key: tuple[str, str], status: str, now: float, **extra: Any) -> dict[str, Any]:
+        previous = self._since.get(key)
+        since = previous[1] if previous is not None and previous[0] == status else now
+        self._since[key] = (status, since)
+        return {"status": status, **extra, "lastProbeTime": _rfc3339(now), "lastTransitionTime": _rfc3339(since)}
+
+    def text(self, now: float, nodes: Sequence[NodeView], groups: Iterable[GroupView],
+             unneeded: Sequence[str], message: str = "") -> str:
+        """The ConfigMap's ``status`` value for this loop."""
+        unneeded_set = set(unneeded)
+        group_list = sorted(groups, key=lambda g: g.name)
+        by_group: dict[str, list[NodeView]] = {}
+        for node in nodes:
+            if node.group is not None:
+                by_group.setdefault(node.group, []).append(node)
+        group_entries: list[dict[str, Any]] = []
+        any_in_progress = False
+        for group in group_list:
+            members = by_group.get(group.name, [])
+            live = [n for n in members if n.readiness != "Deleting"]
+            in_progress = group.target > len(live)
+            any_in_progress = any_in_progress or in_progress
+            healthy = health_ok(members)
+            health = self._condition((group.name, "health"), "Healthy" if healthy else "Unhealthy", now,
+                                     nodeCounts=_counts(members, group.target),
+                                     cloudProviderTarget=group.target, minSize=group.min_size,
+                                     maxSize=group.max_size)
+            if in_progress:
+                up = self._condition((group.name, "scaleUp"), "InProgress", now)
+            elif self.backed_off(group.name, now):
+                _, code, text = self._backoff[group.name]
+                up = self._condition((group.name, "scaleUp"), "Backoff", now,
+                                     backoffInfo={"errorCode": code, "errorMessage": text})
+            else:
+                up = self._condition((group.name, "scaleUp"), "NoActivity", now)
+            candidates = sum(1 for n in members if n.name in unneeded_set)
+            down = self._down((group.name, "scaleDown"), candidates, now)
+            group_entries.append({"name": group.name, "health": health, "scaleUp": up, "scaleDown": down})
+        cluster_health = self._condition(("", "health"), "Healthy" if health_ok(nodes) else "Unhealthy", now,
+                                         nodeCounts=_counts(nodes, None))
+        cluster_health["nodeCounts"]["unregistered"] = sum(
+            e["health"]["nodeCounts"]["unregistered"] for e in group_entries)
+        status: dict[str, Any] = {"time": _go_time(now), "autoscalerStatus": "Running"}
+        if message:
+            status["message"] = message
+        status["clusterWide"] = {
+            "health": cluster_health,
+            "scaleUp": self._condition(("", "scaleUp"), "InProgress" if any_in_progress else "NoActivity", now),
+            "scaleDown": self._down(("", "scaleDown"), len(unneeded_set), now),
+        }
+        if group_entries:
+            status["nodeGroups"] = group_entries
+        return yaml.safe_dump(status, sort_keys=False, default_flow_style=False)
+
+    def _down(self, key: tuple[str, str], candidates: int, now: float) -> dict[str, Any]:
+        if candidates:
+            return self._condition(key, "CandidatesPresent", now, candidates=candidates)
+        return self._condition(key, "NoCandidates", now)
+
+    @staticmethod
+    def initializing(now: float) -> str:
+        """What CA writes before its first loop: ``autoscalerStatus: Initializing``."""
+        return yaml.safe_dump({"time": _go_time(now), "autoscalerStatus": "Initializing"}, sort_keys=False)
+
+
+def group_views(groups: Iterable[NodeGroup]) -> list[GroupView]:
+    """Read each group's bounds and target once; a group the cloud cannot describe is left out."""
+    views = []
+    for group in groups:
+        try:
+            views.append(GroupView.of(group))
+        except CloudError:
+            continue
+    return views
