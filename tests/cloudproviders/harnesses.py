@@ -21,6 +21,7 @@ HarnessFactory = Callable[[], AbstractContextManager[Harness]]
 #: (pytest id, "module:factory").
 HARNESSES: list[tuple[str, str]] = [
     ("emulator", "tests.cloudproviders.emulator_harness:emulator_harness"),
+    ("aws", "tests.cloudproviders.aws_harness:aws_harness"),
 ]
 
 
