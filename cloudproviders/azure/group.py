@@ -100,8 +100,8 @@ class VmssGroup:
         self._ids = ids
         self.stale = False
 
-    def instance_keys(self) -> Sequence[str]:
-        return tuple(self._ids)
+    def has_instance(self, provider_id: str) -> bool:
+        return provider_id.lower() in self._ids
 
     def _forget(self, keys: Sequence[str]) -> None:
         gone = set(keys)

@@ -9,9 +9,12 @@ sets carrying those tags, bounds from their ``min``/``max`` tags, as upstream CA
 re-read on the refresh timer, or sooner for a group we acted on or whose VMs are in
 flight. Azure's provider ID names its scale set
 (``azure:///subscriptions/S/resourceGroups/RG/providers/Microsoft.Compute/virtualMachineScaleSets/NAME/virtualMachines/ID``),
-so a node maps to its group from the ID itself, case-insensitively as CA does, with no
-cache miss to fill. VM sizes are read from the Resource SKUs API once per location and
-kept for the provider's life; the shipped table covers sizes the API does not answer for.
+so a node maps to its group from the ID itself, case-insensitively as CA does; the VM
+must also be in the group's cached VM list, which an unknown VM re-reads (at most once
+per ``miss_refresh_seconds``) so a node that just registered finds its group.
+
+VM sizes are read from the Resource SKUs API once per location and kept for the
+provider's life; the shipped table covers sizes the API does not answer for.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ def _static_name(name: str) -> str:
 
 class AzureProvider:
     def __init__(self, config: ProviderConfig, settings: AzureSettings, api: ComputeApi,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, miss_refresh_seconds: float = 10.0) -> None:
         self._config = config
         self._settings = settings
         self._api = api
@@ -63,6 +66,8 @@ class AzureProvider:
         self._groups: dict[str, VmssGroup] = {}
         self._skus: dict[str, dict[str, SkuInfo]] = {}
         self._last_full: float | None = None
+        self._miss_refresh_seconds = miss_refresh_seconds
+        self._last_miss: float | None = None
 
     @property
     def name(self) -> str:
@@ -142,4 +147,16 @@ class AzureProvider:
         if (subscription.lower(), resource_group.lower()) != (self._settings.subscription_id.lower(),
                                                               self._settings.resource_group.lower()):
             return None
-        return self._groups.get(name.lower())
+        group = self._groups.get(name.lower())
+        if group is None or group.has_instance(node.provider_id):
+            return group
+        now = self._clock()
+        if self._last_miss is not None and now - self._last_miss < self._miss_refresh_seconds:
+            return None
+        self._last_miss = now
+        try:
+            group.load_instances()
+        except CloudError as exc:
+            _log.warning("cannot re-list VMs for an unknown node", extra={"node": node.name, "error": str(exc)})
+            return None
+        return group if group.has_instance(node.provider_id) else None

@@ -30,3 +30,5 @@ def load(reference: str) -> HarnessFactory:
     module_name, _, attribute = reference.partition(":")
     factory: HarnessFactory = getattr(importlib.import_module(module_name), attribute)
     return factory
+HARNESSES.append(("gce", "tests.cloudproviders.gce_harness:gce_harness"))
+HARNESSES.append(("azure", "tests.cloudproviders.azure_harness:azure_harness"))
