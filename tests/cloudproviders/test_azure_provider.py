@@ -297,3 +297,25 @@ def test_prices(provider: AzureProvider, fake: FakeAzure, sleeps: list[float], t
     built.refresh()
     assert price_of(group(built, "general")) == 0.25
     built.close()
+
+
+def test_unknown_vm_triggers_one_relist_per_interval(fake: FakeAzure, sleeps: list[float]) -> None:
+    clock = [0.0]
+    built = azure_provider(fake, sleeps, clock=clock)
+    built.refresh()
+    general = group(built, "general")
+    fake.scale_sets["general"].vms.append(type(fake.scale_sets["general"].vms[0])("42"))
+
+    def lists() -> int:
+        return sum(c.endswith("/general/virtualMachines") for c in fake.calls)
+
+    before = lists()
+    assert built.node_group_for(azure_node("new", fake, "general", "42")) is general
+    assert lists() == before + 1
+    assert built.node_group_for(azure_node("ghost", fake, "general", "99")) is None
+    assert lists() == before + 1  # a miss within the interval asks nobody
+    clock[0] = 11.0
+    assert built.node_group_for(azure_node("ghost", fake, "general", "99")) is None
+    assert built.node_group_for(azure_node("ghost", fake, "general", "98")) is None
+    assert lists() == before + 2
+    built.close()
