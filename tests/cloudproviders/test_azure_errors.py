@@ -146,3 +146,17 @@ def test_bad_auto_discovery(spec: str) -> None:
 def test_bad_static_name(fake: FakeAzure, sleeps: list[float]) -> None:
     with pytest.raises(CloudConfigError, match="resource ID"):
         azure_provider(fake, sleeps, static=(StaticGroup(0, 1, "rg/general"),))
+
+
+def test_azure_core_refuses_bearer_tokens_over_plain_http(fake: FakeAzure) -> None:
+    """Why the loopback policy exists: the stock ARM pipeline will not send a token to http://."""
+    from azure.core.exceptions import ServiceRequestError
+    from azure.mgmt.compute import ComputeManagementClient
+
+    from cloudproviders.azure import StaticTokenCredential
+
+    client = ComputeManagementClient(StaticTokenCredential(), fake.subscription, base_url=fake.url, retry_total=0)
+    with pytest.raises(ServiceRequestError, match="non-TLS"):
+        client.virtual_machine_scale_sets.get(fake.resource_group, "general")
+    client.close()
+    assert fake.calls == []
