@@ -195,9 +195,13 @@ class VmssGroup:
         self._delete(keys)
 
     def decrease_target_size(self, delta: int) -> None:
-        """Lower the capacity by VMs still being created (failed ones first), never a running one."""
+        """Lower the capacity by VMs still being created (failed ones first), never a running one (read fresh)."""
         if delta >= 0:
             raise CloudError(f"VMSS {self._name}: size decrease must be negative, got {delta}")
+        # Read the scale set fresh: a VM the cache still calls creating may be up by now,
+        # and may be a registered node.
+        self.update(self._api.get_scale_set(self._name), self._min, self._max)
+        self.load_instances()
         unlisted = max(0, self._target - len(self._instances))
         creating = sorted((i for i in self._instances if i.state is InstanceState.CREATING),
                           key=lambda i: i.error is None)

@@ -180,7 +180,7 @@ class MigGroup:
         self._forget(ids)
 
     def decrease_target_size(self, delta: int) -> None:
-        """Lower the target by instances still being created, never a running one.
+        """Lower the target by instances still being created, never a running one (read fresh).
 
         GCE's resize-down may pick any instance, so instances the MIG lists as creating
         are removed by name (failed ones first); only a target above the listed
@@ -188,6 +188,10 @@ class MigGroup:
         """
         if delta >= 0:
             raise CloudError(f"MIG {self.name}: size decrease must be negative, got {delta}")
+        # Read the group fresh: an instance the cache still calls creating may be up by
+        # now, and may be a registered node.
+        self.update(self._api.get_mig(self.ref), self._min, self._max)
+        self.load_instances()
         unlisted = max(0, self._target - len(self._instances))
         creating = sorted((i for i in self._instances if i.state is InstanceState.CREATING),
                           key=lambda i: i.error is None)

@@ -179,6 +179,9 @@ def test_increase_updates_capacity_and_instances_follow(provider: AzureProvider,
     assert nvme.target_size() == 3
     assert fake.scale_sets["nvme"].capacity == 3
     provider.refresh()
+    assert [i.state for i in nvme.instances()] == [InstanceState.CREATING] * 3
+    fake.settle()
+    provider.refresh()
     assert [i.state for i in nvme.instances()] == [InstanceState.RUNNING] * 3
 
 
@@ -319,3 +322,14 @@ def test_unknown_vm_triggers_one_relist_per_interval(fake: FakeAzure, sleeps: li
     assert built.node_group_for(azure_node("ghost", fake, "general", "98")) is None
     assert lists() == before + 2
     built.close()
+
+
+def test_decrease_reads_fresh_and_spares_a_vm_that_came_up(provider: AzureProvider, fake: FakeAzure) -> None:
+    nvme = group(provider, "nvme")
+    nvme.increase_size(1)
+    provider.refresh()
+    assert [i.state for i in nvme.instances()] == [InstanceState.CREATING]
+    fake.settle()  # up (and maybe registered) since the cache was filled
+    with pytest.raises(CloudError, match="attempt to delete existing nodes"):
+        nvme.decrease_target_size(-1)
+    assert len(fake.scale_sets["nvme"].vms) == 1

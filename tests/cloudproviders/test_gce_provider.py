@@ -162,6 +162,10 @@ def test_increase_resizes_and_instances_follow(provider: GceProvider, fake: Fake
     nvme.increase_size(3)
     assert nvme.target_size() == 3
     provider.refresh()
+    assert [i.state for i in nvme.instances()] == [InstanceState.CREATING] * 3
+    assert all(i.error is None for i in nvme.instances())
+    fake.settle()
+    provider.refresh()
     assert [i.state for i in nvme.instances()] == [InstanceState.RUNNING] * 3
     assert all(i.id.startswith(f"gce://{PROJECT}/{ZONE}/nvme-") for i in nvme.instances())
     assert fake.migs[(ZONE, "nvme")].target == 3
@@ -326,3 +330,14 @@ def test_bad_price_file_is_a_config_error(fake: FakeGce, sleeps: list[float], tm
     prices.write_text(text)
     with pytest.raises(CloudConfigError, match=message):
         gce_provider(fake, sleeps, price_file=str(prices))
+
+
+def test_decrease_reads_fresh_and_spares_an_instance_that_came_up(provider: GceProvider, fake: FakeGce) -> None:
+    nvme = group(provider, "nvme")
+    nvme.increase_size(1)
+    provider.refresh()
+    assert [i.state for i in nvme.instances()] == [InstanceState.CREATING]
+    fake.settle()  # up (and maybe registered) since the cache was filled
+    with pytest.raises(CloudError, match="attempt to delete existing nodes"):
+        nvme.decrease_target_size(-1)
+    assert len(fake.migs[(ZONE, "nvme")].instances) == 1

@@ -92,6 +92,8 @@ class FakeAzure(FakeServer):
         vmss = FakeVmss(name, size, location, dict(tags or {}))
         self.scale_sets[name.lower()] = vmss
         self._grow(vmss, capacity)
+        for vm in vmss.vms:  # the scale set's first VMs are up already
+            vm.state = "Succeeded"
         return vmss
 
     def fail_next(self, operation: str, kind: str) -> None:
@@ -131,7 +133,8 @@ class FakeAzure(FakeServer):
                     {"code": f"ProvisioningState/failed/{vmss.stockout}", "level": "Error",
                      "displayStatus": "Provisioning failed", "message": f"{vmss.stockout}: no capacity"}]))
             else:
-                vmss.vms.append(FakeVm(iid))
+                # As on Azure, a new VM is listed at once, Creating, until it is up (settle()).
+                vmss.vms.append(FakeVm(iid, "Creating"))
         vmss.capacity = capacity
 
     def _vmss_json(self, vmss: FakeVmss) -> dict[str, Any]:

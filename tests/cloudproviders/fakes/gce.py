@@ -107,6 +107,8 @@ class FakeGce(FakeServer):
         mig = FakeMig(project, zone, name, template)
         self.migs[(zone, name)] = mig
         self._grow(mig, size)
+        for inst in mig.instances:  # the group's first members are up already
+            inst.action, inst.status = "NONE", "RUNNING"
         return mig
 
     def fail_next(self, operation: str, kind: str) -> None:
@@ -144,7 +146,8 @@ class FakeGce(FakeServer):
                 mig.instances.append(FakeInstance(name, "CREATING", "", [(mig.stockout, f"{mig.stockout}: zone "
                                                                           f"{mig.zone} has no capacity")]))
             else:
-                mig.instances.append(FakeInstance(name))
+                # As on GCE, a new instance is listed at once, CREATING, until it is up (settle()).
+                mig.instances.append(FakeInstance(name, "CREATING", "PROVISIONING"))
         mig.target = size
 
     def _mig(self, request: Request) -> FakeMig | None:
