@@ -160,3 +160,40 @@ def test_azure_core_refuses_bearer_tokens_over_plain_http(fake: FakeAzure) -> No
         client.virtual_machine_scale_sets.get(fake.resource_group, "general")
     client.close()
     assert fake.calls == []
+
+
+@pytest.mark.parametrize(("answer", "error"), [
+    pytest.param((409, "OperationNotAllowed", "Operation results in exceeding approved Total Regional Cores quota."),
+                 QuotaExceeded, id="409-quota"),
+    pytest.param((409, "OperationNotAllowed", "The operation is not allowed while the scale set is deallocating."),
+                 CloudError, id="409-not-allowed"),
+    pytest.param((400, "SkuNotAvailable", "The requested size is currently not available in location westeurope."),
+                 InsufficientCapacity, id="sku-not-available"),
+    pytest.param((409, "ZonalAllocationFailed", "Allocation failed in zone 1."), InsufficientCapacity, id="zonal"),
+    pytest.param((429, "TooManyRequests", "Throttled."), Transient, id="429"),
+    pytest.param((503, "ServiceUnavailable", "Try again."), Transient, id="503"),
+    pytest.param((400, "InvalidParameter", "Capacity must be an integer."), CloudError, id="400-invalid"),
+    pytest.param((404, "ParentResourceNotFound", "Resource group not found."), NotFound, id="404-parent"),
+])
+def test_http_errors_map(provider: AzureProvider, fake: FakeAzure, answer: tuple[int, str, str],
+                         error: type[CloudError]) -> None:
+    for _ in range(4):  # enough to outlast the retries of a transient one
+        fake.fail_next_http("increase", *answer)
+    with pytest.raises(CloudError) as caught:
+        act(provider, fake, "increase")
+    assert type(caught.value) is error
+    assert "set capacity" in str(caught.value)
+
+
+@pytest.mark.parametrize(("code", "error"), [
+    pytest.param("OverconstrainedAllocationRequest", InsufficientCapacity, id="overconstrained"),
+    pytest.param("QuotaExceeded", QuotaExceeded, id="quota"),
+    pytest.param("VMExtensionProvisioningError", CloudError, id="other"),
+])
+def test_async_operation_errors_map(provider: AzureProvider, fake: FakeAzure, code: str,
+                                    error: type[CloudError]) -> None:
+    fake.fail_next_operation("delete", code, f"{code}: details")
+    with pytest.raises(CloudError) as caught:
+        act(provider, fake, "delete")
+    assert type(caught.value) is error
+    assert code in str(caught.value)

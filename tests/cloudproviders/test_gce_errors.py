@@ -158,3 +158,37 @@ def test_bad_auto_discovery(spec: str) -> None:
 def test_bad_mig_name() -> None:
     with pytest.raises(CloudConfigError, match="zone/name"):
         parse_mig_name("just-a-name", "p")
+
+
+@pytest.mark.parametrize(("answer", "error"), [
+    pytest.param((403, "quotaExceeded", "Quota 'CPUS' exceeded. Limit: 24.0"), QuotaExceeded, id="403-quota"),
+    pytest.param((403, "rateLimitExceeded", "Rate Limit Exceeded"), Transient, id="403-rate-limit"),
+    pytest.param((403, "userRateLimitExceeded", "User Rate Limit Exceeded"), Transient, id="403-user-rate-limit"),
+    pytest.param((400, "invalid", "ZONE_RESOURCE_POOL_EXHAUSTED: no capacity"), InsufficientCapacity,
+                 id="400-exhausted-in-message"),
+    pytest.param((503, "backendError", "Backend Error"), Transient, id="503"),
+    pytest.param((400, "invalid", "Invalid value for field 'size'"), CloudError, id="400-invalid"),
+    pytest.param((412, "conditionNotMet", "Precondition failed"), CloudError, id="412"),
+])
+def test_http_errors_map(provider: GceProvider, fake: FakeGce, answer: tuple[int, str, str],
+                         error: type[CloudError]) -> None:
+    for _ in range(4):  # enough to outlast the retries of a transient one
+        fake.fail_next_http("increase", *answer)
+    with pytest.raises(CloudError) as caught:
+        act(provider, "increase")
+    assert type(caught.value) is error
+    assert "resize" in str(caught.value)
+
+
+@pytest.mark.parametrize(("code", "error"), [
+    pytest.param("ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS", InsufficientCapacity, id="exhausted-details"),
+    pytest.param("QUOTA_EXCEEDED", QuotaExceeded, id="quota"),
+    pytest.param("RESOURCE_NOT_FOUND", NotFound, id="not-found"),
+    pytest.param("CONDITION_NOT_MET", CloudError, id="other"),
+])
+def test_operation_errors_map(provider: GceProvider, fake: FakeGce, code: str, error: type[CloudError]) -> None:
+    fake.fail_next_operation("delete", code, f"{code}: details")
+    with pytest.raises(CloudError) as caught:
+        act(provider, "delete")
+    assert type(caught.value) is error
+    assert code in str(caught.value)

@@ -60,6 +60,9 @@ class FakeAzure(FakeServer):
         self.skus: list[dict[str, Any]] = []
         self.operations: dict[str, dict[str, Any]] = {}
         self.faults: dict[str, list[str]] = {}
+        #: Any HTTP error, or any failed async-operation code, for the next call of an operation.
+        self.raw_faults: dict[str, list[Response]] = {}
+        self.operation_faults: dict[str, list[tuple[str, str]]] = {}
         self.retry_after = "0"
         self.page_size = 100
         self.tokens: list[str] = []
@@ -101,6 +104,17 @@ class FakeAzure(FakeServer):
             raise ValueError(f"unknown fault kind {kind!r}")
         with self.lock:
             self.faults.setdefault(operation, []).append(kind)
+
+    def fail_next_http(self, operation: str, status: int, code: str, message: str) -> None:
+        """The next ``operation`` answers this ARM error."""
+        with self.lock:
+            self.raw_faults.setdefault(operation, []).append(
+                Response(status, {"error": {"code": code, "message": message}}))
+
+    def fail_next_operation(self, operation: str, code: str, message: str) -> None:
+        """The next ``operation`` is accepted, and its async operation fails with this error."""
+        with self.lock:
+            self.operation_faults.setdefault(operation, []).append((code, message))
 
     def settle(self) -> None:
         """VMs being created come up."""
@@ -181,17 +195,22 @@ class FakeAzure(FakeServer):
 
     def _lookup(self, request: Request, operation: str) -> FakeVmss | Response:
         self.tokens.append(request.headers.get("Authorization", ""))
+        if self.raw_faults.get(operation):
+            return self.raw_faults[operation].pop(0)
         kind = self._fault(operation)
         if kind in _HTTP_FAULTS:
             return self._http_error(kind)
         vmss = self.scale_sets.get(request.match["name"].lower())
         if vmss is None:
             return self._http_error("notfound")
-        if kind == "capacity":
+        failure = CAPACITY_FAULT if kind == "capacity" else None
+        if failure is None and self.operation_faults.get(operation):
+            failure = self.operation_faults[operation].pop(0)
+        if failure is not None:
             # PATCH answers 200 with the resource, POST 202; the async operation then fails.
             if request.method == "PATCH":
-                return self._async(vmss, 200, self._vmss_json(vmss), CAPACITY_FAULT)
-            return self._async(vmss, 202, None, CAPACITY_FAULT)
+                return self._async(vmss, 200, self._vmss_json(vmss), failure)
+            return self._async(vmss, 202, None, failure)
         return vmss
 
     # --- handlers ----------------------------------------------------------------------

@@ -61,6 +61,9 @@ class FakeGce(FakeServer):
         self.machine_types: dict[str, dict[str, Any]] = {}
         self.operations: dict[str, dict[str, Any]] = {}
         self.faults: dict[str, list[str]] = {}
+        #: Any HTTP error, or any failed-operation code, for the next "increase"/"delete".
+        self.raw_faults: dict[str, list[Response]] = {}
+        self.operation_faults: dict[str, list[tuple[str, str]]] = {}
         #: zoneOperations.get calls an operation answers RUNNING before DONE.
         self.pending_polls = 1
         #: Page size of listManagedInstances and instanceGroupManagers.list.
@@ -117,6 +120,17 @@ class FakeGce(FakeServer):
             raise ValueError(f"unknown fault kind {kind!r}")
         with self.lock:
             self.faults.setdefault(operation, []).append(kind)
+
+    def fail_next_http(self, operation: str, status: int, reason: str, message: str) -> None:
+        """The next ``operation`` answers this HTTP error (GCE's error body, ``errors[].reason``)."""
+        with self.lock:
+            self.raw_faults.setdefault(operation, []).append(Response(status, {"error": {
+                "code": status, "message": message, "errors": [{"message": message, "reason": reason}]}}))
+
+    def fail_next_operation(self, operation: str, code: str, message: str) -> None:
+        """The next ``operation`` is accepted, and its zone operation finishes with this error."""
+        with self.lock:
+            self.operation_faults.setdefault(operation, []).append((code, message))
 
     def settle(self) -> None:
         """Instances that are being created without error come up (RUNNING)."""
@@ -213,6 +227,8 @@ class FakeGce(FakeServer):
 
     def _resize(self, request: Request) -> Response:
         mig = self._mig(request)
+        if self.raw_faults.get("increase"):
+            return self.raw_faults["increase"].pop(0)
         kind = self._fault("increase")
         if kind in _HTTP_FAULTS:
             return self._http_error(kind)
@@ -220,6 +236,8 @@ class FakeGce(FakeServer):
             return self._http_error("notfound")
         if kind is not None:
             return self._operation(mig, "resize", _OPERATION_FAULTS[kind])
+        if self.operation_faults.get("increase"):
+            return self._operation(mig, "resize", self.operation_faults["increase"].pop(0))
         size = int(request.query["size"])
         if size < len(mig.instances):
             del mig.instances[size:]
@@ -228,6 +246,8 @@ class FakeGce(FakeServer):
 
     def _delete_instances(self, request: Request) -> Response:
         mig = self._mig(request)
+        if self.raw_faults.get("delete"):
+            return self.raw_faults["delete"].pop(0)
         kind = self._fault("delete")
         if kind in _HTTP_FAULTS:
             return self._http_error(kind)
@@ -235,6 +255,8 @@ class FakeGce(FakeServer):
             return self._http_error("notfound")
         if kind is not None:
             return self._operation(mig, "deleteInstances", _OPERATION_FAULTS[kind])
+        if self.operation_faults.get("delete"):
+            return self._operation(mig, "deleteInstances", self.operation_faults["delete"].pop(0))
         names = [url.rsplit("/", 1)[-1] for url in request.body["instances"]]
         known = {i.name for i in mig.instances}
         if not set(names) <= known:
