@@ -53,6 +53,9 @@ def translate(exc: Exception, what: str) -> CloudError:
     """The ``CloudError`` for an exception raised by an azure-mgmt-compute call."""
     if isinstance(exc, CloudError):
         return exc
+    if isinstance(exc, azexc.ClientAuthenticationError):
+        # 401/403, or no credential available at all (azure-identity's CredentialUnavailableError).
+        return CloudError(f"{what}: authentication failed: {exc.message}")
     if isinstance(exc, azexc.HttpResponseError):
         status = exc.status_code or 0
         code = (exc.error.code if exc.error is not None else None) or ""

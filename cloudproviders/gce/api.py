@@ -13,8 +13,10 @@ from typing import TypeVar
 
 from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials, Credentials
+from google.auth.exceptions import DefaultCredentialsError
 from google.cloud import compute_v1
 
+from cloudproviders.config import CloudConfigError
 from cloudproviders.gce.errors import operation_error, translate
 from cloudproviders.gce.retry import RetryPolicy
 from cloudproviders.gce.settings import GceSettings, MigRef, is_loopback_http
@@ -59,7 +61,10 @@ class ComputeApi:
     def __init__(self, settings: GceSettings, retry: RetryPolicy) -> None:
         self.settings = settings
         self._retry = retry
-        self._c = _clients(settings)
+        try:
+            self._c = _clients(settings)
+        except DefaultCredentialsError as exc:
+            raise CloudConfigError(f"--cloud-provider=gce: no Application Default Credentials: {exc}") from None
 
     def close(self) -> None:
         for client in (self._c.migs, self._c.templates, self._c.regional_templates, self._c.machine_types,

@@ -174,6 +174,7 @@ def test_azure_core_refuses_bearer_tokens_over_plain_http(fake: FakeAzure) -> No
     pytest.param((503, "ServiceUnavailable", "Try again."), Transient, id="503"),
     pytest.param((400, "InvalidParameter", "Capacity must be an integer."), CloudError, id="400-invalid"),
     pytest.param((404, "ParentResourceNotFound", "Resource group not found."), NotFound, id="404-parent"),
+    pytest.param((401, "InvalidAuthenticationToken", "The access token is invalid."), CloudError, id="401"),
 ])
 def test_http_errors_map(provider: AzureProvider, fake: FakeAzure, answer: tuple[int, str, str],
                          error: type[CloudError]) -> None:

@@ -192,3 +192,12 @@ def test_operation_errors_map(provider: GceProvider, fake: FakeGce, code: str, e
         act(provider, "delete")
     assert type(caught.value) is error
     assert code in str(caught.value)
+
+
+def test_missing_credentials_is_one_clear_config_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from cloudproviders.config import ProviderConfig, load_provider
+
+    monkeypatch.setenv("GCE_PROJECT", "p")
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
+    with pytest.raises(CloudConfigError, match="no Application Default Credentials"):
+        load_provider("gce", ProviderConfig())
