@@ -32,6 +32,7 @@ from moto.autoscaling.models import autoscaling_backends
 from moto.core.models import DEFAULT_ACCOUNT_ID
 
 from cloudproviders.aws import build_provider
+from cloudproviders.aws.api import AwsApi
 from cloudproviders.aws.errors import RetryPolicy
 from cloudproviders.aws.provider import AwsProvider
 from cloudproviders.config import ProviderConfig, StaticGroup
@@ -53,7 +54,7 @@ def aws_env(**extra: str) -> Iterator[None]:
     values = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
               "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION, "AWS_CONFIG_FILE": os.devnull,
               "AWS_SHARED_CREDENTIALS_FILE": os.devnull, **extra}
-    cleared = [k for k in os.environ if k.startswith("AWS_ENDPOINT_URL") or k == "AWS_PROFILE"]
+    cleared = [k for k in os.environ if (k.startswith("AWS_ENDPOINT_URL") or k == "AWS_PROFILE") and k not in extra]
     with mock.patch.dict(os.environ, values):
         for key in cleared:
             os.environ.pop(key, None)
@@ -166,6 +167,10 @@ class AwsWorld:
     def instance_type_of(self, instance_id: str) -> str:
         reservations = self.ec2.describe_instances(InstanceIds=[instance_id])["Reservations"]
         return str(reservations[0]["Instances"][0]["InstanceType"])
+
+    def api(self) -> AwsApi:
+        """The provider's client layer over this world (faults and all), sleeping never."""
+        return AwsApi(self.session, REGION, RetryPolicy(attempts=3, sleep=self.sleeps.append))
 
     def provider(self, *, static: Sequence[StaticGroup] = (), discovery: Sequence[str] = (),
                  refresh: bool = True, **config: Any) -> AwsProvider:
