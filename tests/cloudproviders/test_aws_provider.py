@@ -11,12 +11,14 @@ from collections.abc import Iterator
 
 import pytest
 from moto import mock_aws
+from moto.autoscaling.models import autoscaling_backends
+from moto.core.models import DEFAULT_ACCOUNT_ID
 
 from cloudproviders.aws.provider import AwsProvider
 from cloudproviders.config import ProviderConfig, StaticGroup
 from cloudproviders.interface import CloudError, InstanceErrorClass, InstanceState
 from kube.model import Node
-from tests.cloudproviders.aws_world import CLUSTER_TAGS, DISCOVERY, AwsWorld, aws_env
+from tests.cloudproviders.aws_world import CLUSTER_TAGS, DISCOVERY, REGION, AwsWorld, aws_env
 from tests.factories import node
 
 
@@ -267,3 +269,20 @@ def test_activities_are_read_only_for_groups_waiting_for_instances(world: AwsWor
     provider = world.provider(static=[StaticGroup(0, 5, "general")])
     provider.force_refresh()
     assert "DescribeScalingActivities" not in world.faults.calls
+
+
+def test_instances_follow_their_lifecycle_state_and_terminating_ones_are_not_deleted_again(world: AwsWorld) -> None:
+    world.group("general", min_size=0, max_size=5, desired=3, instance_type="m5.xlarge")
+    states = autoscaling_backends[DEFAULT_ACCOUNT_ID][REGION].autoscaling_groups["general"].instance_states
+    states[0].lifecycle_state, states[1].lifecycle_state = "Pending:Wait", "Terminating:Wait"
+    ids = {"Pending:Wait": states[0].instance.id, "Terminating:Wait": states[1].instance.id,
+           "InService": states[2].instance.id}
+    provider = world.provider(static=[StaticGroup(0, 5, "general")])
+    group = provider.node_groups()[0]
+    assert {i.id.rsplit("/", 1)[-1]: i.state for i in group.instances()} == {
+        ids["Pending:Wait"]: InstanceState.CREATING, ids["Terminating:Wait"]: InstanceState.DELETING,
+        ids["InService"]: InstanceState.RUNNING,
+        # A terminating instance no longer counts: AWS launches a replacement for the desired capacity.
+        "i-placeholder-general-0": InstanceState.CREATING}
+    group.delete_nodes([node_of(f"aws:///us-east-1a/{ids['Terminating:Wait']}")])
+    assert "TerminateInstanceInAutoScalingGroup" not in world.faults.calls
