@@ -3,10 +3,11 @@
 Semantics follow CA's AWS provider (``cloudprovider/aws/aws_cloud_provider.go``,
 ``AwsNodeGroup``): ``increase_size`` sets the desired capacity (SetDesiredCapacity);
 ``delete_nodes`` terminates each named instance with ShouldDecrementDesiredCapacity=True
-(TerminateInstanceInAutoScalingGroup), and for a placeholder (requested, never started)
-only lowers the desired capacity; ``decrease_target_size`` lowers the desired capacity,
-never below the instances the group has. After each successful call the cached state is
-updated, so the loop sees its own action before the next refresh.
+(TerminateInstanceInAutoScalingGroup), skips one already terminating, and for a
+placeholder (requested, never started) only lowers the desired capacity;
+``decrease_target_size`` lowers the desired capacity, never below the instances the group
+has (read fresh for the check). After each successful call the cached state is updated,
+so the loop sees its own action before the next refresh.
 
 The template (``template.py``) is resolved lazily from the launch template / launch
 configuration / mixed-instances policy and ``DescribeInstanceTypes``, and cached until the
@@ -24,7 +25,7 @@ from typing import Any
 from cloudproviders.aws.api import AwsApi
 from cloudproviders.aws.state import PLACEHOLDER_PREFIX, AsgState, parse_provider_id
 from cloudproviders.aws.template import InstanceTypeInfo, build_template, group_options
-from cloudproviders.interface import CloudError, GroupOptions, Instance
+from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState, NotFound
 from kube.model import Node
 from kube.names import StorageNames
 
@@ -113,16 +114,18 @@ class AsgNodeGroup:
         if self._state.desired - len(nodes) < self.min_size():
             raise CloudError(f"node group {self.name}: deleting {len(nodes)} node(s) from {self._state.desired} "
                              f"goes below min {self.min_size()}")
-        live = {i.instance_id: i for i in self._state.live_instances()}
+        members = {i.instance_id: i for i in self._state.instances}
         ids: list[str] = []
         placeholders = 0
         for node in nodes:
             instance_id = parse_provider_id(node.provider_id)
             if instance_id is not None and instance_id.startswith(PLACEHOLDER_PREFIX + self.name + "-"):
                 placeholders += 1
-            elif instance_id is None or instance_id not in live:
+            elif instance_id is None or instance_id not in members:
                 raise CloudError(f"node group {self.name}: node {node.name} ({node.provider_id or 'no providerID'}) "
                                  "is not one of its instances")
+            elif members[instance_id].state is InstanceState.DELETING:
+                log.info("instance already terminating", extra={"node_group": self.name, "node": node.name})
             else:
                 ids.append(instance_id)
         for instance_id in ids:
@@ -136,6 +139,13 @@ class AsgNodeGroup:
     def decrease_target_size(self, delta: int) -> None:
         if delta >= 0:
             raise CloudError(f"node group {self.name}: size decrease must be negative, got {delta}")
+        # Read the group again: had AWS started an instance since the last refresh, lowering the
+        # desired capacity would make AWS terminate an instance of its choosing, maybe a node with
+        # local data. (A launch between this read and the call below remains possible, as in CA.)
+        fresh = self._api.groups_named([self.name])
+        if not fresh:
+            raise NotFound(f"node group {self.name}: DescribeAutoScalingGroups no longer lists it")
+        self._state = dataclasses.replace(AsgState.from_api(fresh[0]), launch_error=self._state.launch_error)
         live = len(self._state.live_instances())
         if self._state.desired + delta < live:
             raise CloudError(f"node group {self.name}: attempt to delete existing instances: target "

@@ -5,7 +5,8 @@ the provider's own successful calls. ``instances()`` follows CA's AWS provider
 (``cloudprovider/aws/auto_scaling_groups.go``, ``createPlaceholdersForDesiredNonStartedInstances``;
 ``aws_cloud_provider.go``, instance status): desired capacity above the group's instances
 shows as placeholder instances ``aws:///<zone>/i-placeholder-<group>-<n>`` in state
-CREATING, and when the group's newest scaling activity failed (a launch the cloud could not
+CREATING (unlike CA, terminating instances do not count against the desired capacity:
+AWS launches their replacements), and when the group's newest scaling activity failed (a launch the cloud could not
 fulfil), those placeholders carry its error, classified from the activity's message.
 """
 

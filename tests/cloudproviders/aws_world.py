@@ -26,17 +26,20 @@ from typing import Any
 from unittest import mock
 
 import boto3  # type: ignore[import-untyped]
+import botocore.session  # type: ignore[import-untyped]
 from botocore.awsrequest import AWSResponse  # type: ignore[import-untyped]
+from botocore.loaders import create_loader  # type: ignore[import-untyped]
 from botocore.parsers import create_parser  # type: ignore[import-untyped]
 from moto.autoscaling.models import autoscaling_backends
 from moto.core.models import DEFAULT_ACCOUNT_ID
 
 from cloudproviders.aws import build_provider
+from cloudproviders.aws.api import AwsApi
 from cloudproviders.aws.errors import RetryPolicy
 from cloudproviders.aws.provider import AwsProvider
 from cloudproviders.config import ProviderConfig, StaticGroup
 
-__all__ = ["AMI", "CLUSTER_TAGS", "REGION", "AwsWorld", "WireFaults", "aws_env"]
+__all__ = ["AMI", "CLUSTER_TAGS", "REGION", "AwsWorld", "WireFaults", "aws_env", "session"]
 
 REGION = "us-east-1"
 AMI = "ami-12c6146b"  # one of moto's built-in images
@@ -52,8 +55,8 @@ def aws_env(**extra: str) -> Iterator[None]:
     """Dummy credentials and the region for the duration; nothing of the developer's AWS set-up leaks in."""
     values = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
               "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION, "AWS_CONFIG_FILE": os.devnull,
-              "AWS_SHARED_CREDENTIALS_FILE": os.devnull, **extra}
-    cleared = [k for k in os.environ if k.startswith("AWS_ENDPOINT_URL") or k == "AWS_PROFILE"]
+              "AWS_SHARED_CREDENTIALS_FILE": os.devnull, "MOTO_EC2_LOAD_DEFAULT_AMIS": "false", **extra}
+    cleared = [k for k in os.environ if (k.startswith("AWS_ENDPOINT_URL") or k == "AWS_PROFILE") and k not in extra]
     with mock.patch.dict(os.environ, values):
         for key in cleared:
             os.environ.pop(key, None)
@@ -119,15 +122,27 @@ def _answer(model: Any, status: int, body: str) -> tuple[AWSResponse, Any]:
     return AWSResponse("https://wire-fault.invalid/", status, {}, _Body(raw)), parsed
 
 
+#: One botocore loader for every session of the test run: parsing the EC2 service model
+#: takes most of a second, and a fresh session would parse it again.
+_LOADER = create_loader()
+
+
+def session() -> boto3.Session:
+    """A boto3 session (standard credential and endpoint resolution) sharing the parsed service models."""
+    core = botocore.session.Session()
+    core.register_component("data_loader", _LOADER)
+    return boto3.Session(botocore_session=core, region_name=REGION)
+
+
 class AwsWorld:
     """ASGs in moto (call inside ``aws_env()`` and ``mock_aws()``)."""
 
     def __init__(self) -> None:
-        self.session = boto3.Session(region_name=REGION)
+        self.session = session()
         self.faults = WireFaults()
         self.faults.install(self.session)
         self.sleeps: list[float] = []
-        setup = boto3.Session(region_name=REGION)  # no fault hooks on the arranging side
+        setup = session()  # no fault hooks on the arranging side
         self.ec2 = setup.client("ec2")
         self.autoscaling = setup.client("autoscaling")
 
@@ -166,6 +181,10 @@ class AwsWorld:
     def instance_type_of(self, instance_id: str) -> str:
         reservations = self.ec2.describe_instances(InstanceIds=[instance_id])["Reservations"]
         return str(reservations[0]["Instances"][0]["InstanceType"])
+
+    def api(self) -> AwsApi:
+        """The provider's client layer over this world (faults and all), sleeping never."""
+        return AwsApi(self.session, REGION, RetryPolicy(attempts=3, sleep=self.sleeps.append))
 
     def provider(self, *, static: Sequence[StaticGroup] = (), discovery: Sequence[str] = (),
                  refresh: bool = True, **config: Any) -> AwsProvider:
