@@ -1,0 +1,208 @@
+"""One Auto Scaling group as a ``NodeGroup`` (also ``Priced`` and ``WithGroupOptions``).
+
+Semantics follow CA's AWS provider (``cloudprovider/aws/aws_cloud_provider.go``,
+``AwsNodeGroup``): ``increase_size`` sets the desired capacity (SetDesiredCapacity);
+``delete_nodes`` terminates each named instance with ShouldDecrementDesiredCapacity=True
+(TerminateInstanceInAutoScalingGroup), skips one already terminating, and for a
+placeholder (requested, never started) only lowers the desired capacity;
+``decrease_target_size`` lowers the desired capacity, never below the instances the group
+has (read fresh for the check). After each successful call the cached state is updated,
+so the loop sees its own action before the next refresh.
+
+The template (``template.py``) is resolved lazily from the launch template / launch
+configuration / mixed-instances policy and ``DescribeInstanceTypes``, and cached until the
+next full refresh; a failure there is logged and the group has no cloud template (None).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from cloudproviders.aws.api import AwsApi
+from cloudproviders.aws.state import PLACEHOLDER_PREFIX, AsgState, parse_provider_id
+from cloudproviders.aws.template import InstanceTypeInfo, build_template, group_options
+from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState, NotFound
+from kube.model import Node
+from kube.names import StorageNames
+
+__all__ = ["AsgNodeGroup", "InstanceTypes"]
+
+log = logging.getLogger(__name__)
+
+
+class InstanceTypes:
+    """``DescribeInstanceTypes`` results, fetched once per type (they do not change)."""
+
+    def __init__(self, api: AwsApi) -> None:
+        self._api = api
+        self._known: dict[str, InstanceTypeInfo] = {}
+
+    def get(self, name: str) -> InstanceTypeInfo:
+        found = self._known.get(name)
+        if found is None:
+            raw = self._api.instance_types([name]).get(name)
+            if raw is None:
+                raise CloudError(f"DescribeInstanceTypes: unknown instance type {name!r}")
+            found = self._known[name] = InstanceTypeInfo.from_api(raw)
+        return found
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Resolved:
+    instance_type: str
+    root_volume_bytes: int | None
+
+
+class AsgNodeGroup:
+    """See the module docstring; bounds come from ``--nodes`` for static groups, else from the ASG."""
+
+    def __init__(self, state: AsgState, *, api: AwsApi, types: InstanceTypes, prices: Mapping[str, float],
+                 names: StorageNames, bounds: tuple[int, int] | None, wall_clock: Callable[[], float]) -> None:
+        self._state = state
+        self._api = api
+        self._types = types
+        self._prices = prices
+        self._names = names
+        self._bounds = bounds
+        self._wall_clock = wall_clock
+        self._resolved: _Resolved | None = None
+        self._template: Node | None = None
+        #: When this process last changed the desired capacity (scaling activities before it are old news).
+        self.scaled_at: dt.datetime | None = None
+
+    # --- cache ------------------------------------------------------------------------------
+    @property
+    def state(self) -> AsgState:
+        return self._state
+
+    def update(self, state: AsgState) -> None:
+        """Take a fresh ``DescribeAutoScalingGroups`` view; the template is resolved again when asked."""
+        self._state = state
+        self._resolved = None
+        self._template = None
+
+    # --- NodeGroup ---------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._state.name
+
+    def min_size(self) -> int:
+        return self._bounds[0] if self._bounds is not None else self._state.min_size
+
+    def max_size(self) -> int:
+        return self._bounds[1] if self._bounds is not None else self._state.max_size
+
+    def target_size(self) -> int:
+        return self._state.desired
+
+    def instances(self) -> Sequence[Instance]:
+        return self._state.instance_list()
+
+    def increase_size(self, delta: int) -> None:
+        if delta <= 0:
+            raise CloudError(f"node group {self.name}: size increase must be positive, got {delta}")
+        size = self._state.desired + delta
+        if size > self.max_size():
+            raise CloudError(f"node group {self.name}: size {size} would be above max {self.max_size()}")
+        self._set_desired(size)
+
+    def delete_nodes(self, nodes: Sequence[Node]) -> None:
+        if self._state.desired - len(nodes) < self.min_size():
+            raise CloudError(f"node group {self.name}: deleting {len(nodes)} node(s) from {self._state.desired} "
+                             f"goes below min {self.min_size()}")
+        members = {i.instance_id: i for i in self._state.instances}
+        ids: list[str] = []
+        placeholders = 0
+        for node in nodes:
+            instance_id = parse_provider_id(node.provider_id)
+            if instance_id is not None and instance_id.startswith(PLACEHOLDER_PREFIX + self.name + "-"):
+                placeholders += 1
+            elif instance_id is None or instance_id not in members:
+                raise CloudError(f"node group {self.name}: node {node.name} ({node.provider_id or 'no providerID'}) "
+                                 "is not one of its instances")
+            elif members[instance_id].state is InstanceState.DELETING:
+                log.info("instance already terminating", extra={"node_group": self.name, "node": node.name})
+            else:
+                ids.append(instance_id)
+        for instance_id in ids:
+            self._api.terminate_and_decrement(instance_id)
+            self._state = dataclasses.replace(
+                self._state, desired=self._state.desired - 1,
+                instances=tuple(i for i in self._state.instances if i.instance_id != instance_id))
+        if placeholders:
+            self._set_desired(self._state.desired - placeholders)
+
+    def decrease_target_size(self, delta: int) -> None:
+        if delta >= 0:
+            raise CloudError(f"node group {self.name}: size decrease must be negative, got {delta}")
+        # Read the group again: had AWS started an instance since the last refresh, lowering the
+        # desired capacity would make AWS terminate an instance of its choosing, maybe a node with
+        # local data. (A launch between this read and the call below remains possible, as in CA.)
+        fresh = self._api.groups_named([self.name])
+        if not fresh:
+            raise NotFound(f"node group {self.name}: DescribeAutoScalingGroups no longer lists it")
+        self._state = dataclasses.replace(AsgState.from_api(fresh[0]), launch_error=self._state.launch_error)
+        live = len(self._state.live_instances())
+        if self._state.desired + delta < live:
+            raise CloudError(f"node group {self.name}: attempt to delete existing instances: target "
+                             f"{self._state.desired}, delta {delta}, instances {live}")
+        self._set_desired(self._state.desired + delta)
+
+    def _set_desired(self, size: int) -> None:
+        self._api.set_desired_capacity(self.name, size)
+        self.scaled_at = dt.datetime.fromtimestamp(self._wall_clock(), dt.UTC)
+        self._state = dataclasses.replace(self._state, desired=size, launch_error=None)
+
+    # --- template, price, options ---------------------------------------------------------------
+    def template_node(self) -> Node | None:
+        if self._template is None:
+            try:
+                resolved = self._resolve()
+                info = self._types.get(resolved.instance_type)
+            except CloudError as error:
+                log.warning("no cloud template for node group", extra={"node_group": self.name, "error": str(error)})
+                return None
+            zone = self._state.zones[0] if self._state.zones else f"{self._api.region}a"
+            self._template = build_template(self.name, info, region=self._api.region, zone=zone,
+                                            tags=self._state.tags, names=self._names,
+                                            root_volume_bytes=resolved.root_volume_bytes)
+        return self._template
+
+    def price_per_hour(self) -> float | None:
+        try:
+            return self._prices.get(self._resolve().instance_type)
+        except CloudError as error:
+            log.warning("no price for node group", extra={"node_group": self.name, "error": str(error)})
+            return None
+
+    def group_options(self) -> GroupOptions:
+        return group_options(self.name, self._state.tags)
+
+    def _resolve(self) -> _Resolved:
+        """The instance type new instances get and their root volume size (CA: first mixed-policy override)."""
+        if self._resolved is None:
+            launch = self._state.launch
+            data: Mapping[str, Any] | None = None
+            if launch.launch_template is not None:
+                data = self._api.launch_template_data(launch.launch_template)
+            elif launch.launch_configuration is not None:
+                data = self._api.launch_configuration(launch.launch_configuration)
+            instance_type = launch.override_types[0] if launch.override_types else (data or {}).get("InstanceType")
+            if not instance_type:
+                raise CloudError(f"node group {self.name}: no instance type in its launch template, launch "
+                                 "configuration or mixed-instances overrides")
+            self._resolved = _Resolved(str(instance_type), _root_volume_bytes(data or {}))
+        return self._resolved
+
+
+def _root_volume_bytes(data: Mapping[str, Any]) -> int | None:
+    """The first EBS mapping's size (GiB) in bytes: the node's ephemeral storage, as CA reads it."""
+    for mapping in data.get("BlockDeviceMappings", []) or []:
+        size = (mapping.get("Ebs") or {}).get("VolumeSize")
+        if size:
+            return int(size) * 2**30
+    return None

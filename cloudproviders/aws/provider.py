@@ -1,0 +1,119 @@
+"""The AWS ``CloudProvider``: static and auto-discovered ASGs behind a refreshed cache.
+
+``refresh()`` (called once per loop) reads every group again when the cache is older
+than ``ProviderConfig.refresh_interval_seconds`` (CA refreshes its ASG cache on the same
+kind of timer), and for groups with requested-but-not-started instances reads their
+scaling activities, so placeholders carry the launch error. Any failure raises
+``CloudError`` and keeps the previous view whole (never a partial one).
+
+``node_group_for`` maps ``spec.providerID`` (``aws:///<zone>/<instance-id>``) through an
+instance index; an unknown instance ID triggers one on-demand refresh (a node that
+registered after the last refresh), at most once per ``on_demand_min_seconds`` so nodes
+outside every group (control plane, unmanaged) do not cause a refresh each.
+
+A static group (``--nodes``) that AWS does not list is logged and left out, as CA does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from cloudproviders.aws.api import AwsApi
+from cloudproviders.aws.group import AsgNodeGroup, InstanceTypes
+from cloudproviders.aws.settings import AsgDiscovery
+from cloudproviders.aws.state import AsgState, launch_error, parse_provider_id
+from cloudproviders.config import ProviderConfig
+from cloudproviders.interface import NodeGroup
+from kube.model import Node
+
+__all__ = ["AwsProvider"]
+
+log = logging.getLogger(__name__)
+
+
+class AwsProvider:
+    """See the module docstring. ``clock`` (monotonic) and ``wall_clock`` (epoch) are injectable."""
+
+    def __init__(self, config: ProviderConfig, api: AwsApi, discovery: Sequence[AsgDiscovery],
+                 prices: Mapping[str, float], *, clock: Callable[[], float] = time.monotonic,
+                 wall_clock: Callable[[], float] = time.time, on_demand_min_seconds: float = 10.0) -> None:
+        self._config = config
+        self._api = api
+        self._discovery = tuple(discovery)
+        self._prices = prices
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self._on_demand_min = on_demand_min_seconds
+        self._types = InstanceTypes(api)
+        self._static = {g.name: (g.min_size, g.max_size) for g in config.static_groups}
+        self._groups: dict[str, AsgNodeGroup] = {}
+        self._by_instance: dict[str, AsgNodeGroup] = {}
+        self._refreshed_at: float | None = None
+
+    @property
+    def name(self) -> str:
+        return "aws"
+
+    def node_groups(self) -> Sequence[NodeGroup]:
+        return list(self._groups.values())
+
+    def node_group_for(self, node: Node) -> NodeGroup | None:
+        instance_id = parse_provider_id(node.provider_id)
+        if instance_id is None:
+            return None
+        group = self._by_instance.get(instance_id)
+        if group is None and self._on_demand_allowed():
+            log.info("unknown instance, refreshing node groups", extra={"node": node.name, "instance": instance_id})
+            self.force_refresh()
+            group = self._by_instance.get(instance_id)
+        return group
+
+    def refresh(self) -> None:
+        """A full refresh when the cache is older than the refresh interval; raises ``CloudError``."""
+        now = self._clock()
+        if self._refreshed_at is None or now - self._refreshed_at >= self._config.refresh_interval_seconds:
+            self.force_refresh()
+
+    def _on_demand_allowed(self) -> bool:
+        return self._refreshed_at is None or self._clock() - self._refreshed_at >= self._on_demand_min
+
+    def force_refresh(self) -> None:
+        """Read every group now (DescribeAutoScalingGroups, then DescribeScalingActivities where needed)."""
+        raw = self._api.groups_named(list(self._static)) if self._static else []
+        for spec in self._discovery:
+            raw.extend(self._api.groups_matching(spec.filters()))
+        states: dict[str, AsgState] = {}
+        for entry in raw:
+            state = AsgState.from_api(entry)
+            states.setdefault(state.name, state)
+        for missing in sorted(set(self._static) - set(states)):
+            log.warning("static node group not found in AWS; ignoring it", extra={"node_group": missing})
+        # Errors of failed launches, only for groups with requested instances that did not start.
+        for name, state in list(states.items()):
+            if state.desired > len(state.live_instances()):
+                previous = self._groups.get(name)
+                since = previous.scaled_at if previous is not None else None
+                error = launch_error(self._api.recent_activities(name), since)
+                if error is not None:
+                    states[name] = dataclasses.replace(state, launch_error=error)
+        self._install(states)
+        self._refreshed_at = self._clock()
+
+    def _install(self, states: Mapping[str, AsgState]) -> None:
+        groups: dict[str, AsgNodeGroup] = {}
+        ordered = [n for n in self._static if n in states] + sorted(n for n in states if n not in self._static)
+        for name in ordered:
+            group = self._groups.get(name)
+            if group is None:
+                group = AsgNodeGroup(states[name], api=self._api, types=self._types, prices=self._prices,
+                                     names=self._config.storage, bounds=self._static.get(name),
+                                     wall_clock=self._wall_clock)
+            else:
+                group.update(states[name])
+            groups[name] = group
+        self._groups = groups
+        self._by_instance = {i.instance_id: g for g in groups.values() for i in g.state.instances}
+

@@ -1,0 +1,137 @@
+"""One Auto Scaling group as the last ``DescribeAutoScalingGroups`` showed it (frozen).
+
+The provider's cache is a map of these, replaced wholesale on refresh and edited only by
+the provider's own successful calls. ``instances()`` follows CA's AWS provider
+(``cloudprovider/aws/auto_scaling_groups.go``, ``createPlaceholdersForDesiredNonStartedInstances``;
+``aws_cloud_provider.go``, instance status): desired capacity above the group's instances
+shows as placeholder instances ``aws:///<zone>/i-placeholder-<group>-<n>`` in state
+CREATING (unlike CA, terminating instances do not count against the desired capacity:
+AWS launches their replacements), and when the group's newest scaling activity failed (a launch the cloud could not
+fulfil), those placeholders carry its error, classified from the activity's message.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cloudproviders.aws.errors import CAPACITY_CODES, QUOTA_CODES
+from cloudproviders.interface import Instance, InstanceError, InstanceErrorClass, InstanceState
+
+__all__ = ["AsgInstance", "AsgState", "LaunchSpec", "launch_error", "parse_provider_id"]
+
+_CREATING = frozenset({"Pending", "Pending:Wait", "Pending:Proceed"})
+_DELETING_PREFIXES = ("Terminating", "Terminated", "Detaching", "Detached")
+PLACEHOLDER_PREFIX = "i-placeholder-"
+
+
+def parse_provider_id(provider_id: str) -> str | None:
+    """The instance ID of ``aws:///<zone>/<instance-id>`` (also ``aws://<zone>/<id>``); None otherwise."""
+    if not provider_id.startswith("aws://"):
+        return None
+    instance_id = provider_id.rsplit("/", 1)[-1]
+    return instance_id or None
+
+
+@dataclass(frozen=True, slots=True)
+class AsgInstance:
+    instance_id: str
+    zone: str
+    lifecycle_state: str
+
+    @property
+    def provider_id(self) -> str:
+        return f"aws:///{self.zone}/{self.instance_id}"
+
+    @property
+    def state(self) -> InstanceState:
+        if self.lifecycle_state in _CREATING or self.lifecycle_state.startswith("Warmed:"):
+            return InstanceState.CREATING
+        if self.lifecycle_state.startswith(_DELETING_PREFIXES):
+            return InstanceState.DELETING
+        return InstanceState.RUNNING
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSpec:
+    """How the group launches instances: a launch template, a launch configuration, or a mixed policy."""
+
+    launch_template: Mapping[str, Any] | None = None
+    launch_configuration: str | None = None
+    #: Mixed-instances overrides' instance types, in priority order.
+    override_types: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AsgState:
+    name: str
+    min_size: int
+    max_size: int
+    desired: int
+    instances: tuple[AsgInstance, ...]
+    zones: tuple[str, ...]
+    tags: Mapping[str, str] = field(default_factory=dict)
+    launch: LaunchSpec = field(default_factory=LaunchSpec)
+    #: Why the newest launch failed, if it did (set by the provider from scaling activities).
+    launch_error: InstanceError | None = None
+
+    @classmethod
+    def from_api(cls, raw: Mapping[str, Any]) -> AsgState:
+        """From one ``DescribeAutoScalingGroups`` entry."""
+        mixed = raw.get("MixedInstancesPolicy") or {}
+        mixed_template = mixed.get("LaunchTemplate") or {}
+        overrides = tuple(str(o["InstanceType"]) for o in mixed_template.get("Overrides", []) or []
+                          if o.get("InstanceType"))
+        launch = LaunchSpec(
+            launch_template=raw.get("LaunchTemplate") or mixed_template.get("LaunchTemplateSpecification"),
+            launch_configuration=raw.get("LaunchConfigurationName"),
+            override_types=overrides,
+        )
+        instances = tuple(
+            AsgInstance(str(i["InstanceId"]), str(i.get("AvailabilityZone", "")), str(i.get("LifecycleState", "")))
+            for i in raw.get("Instances", []) or []
+        )
+        return cls(
+            name=str(raw["AutoScalingGroupName"]),
+            min_size=int(raw.get("MinSize", 0)),
+            max_size=int(raw.get("MaxSize", 0)),
+            desired=int(raw.get("DesiredCapacity", 0)),
+            instances=instances,
+            zones=tuple(sorted(str(z) for z in raw.get("AvailabilityZones", []) or [])),
+            tags={str(t["Key"]): str(t.get("Value", "")) for t in raw.get("Tags", []) or []},
+            launch=launch,
+        )
+
+    def live_instances(self) -> tuple[AsgInstance, ...]:
+        """Instances that count against the desired capacity (not terminating)."""
+        return tuple(i for i in self.instances if i.state is not InstanceState.DELETING)
+
+    def instance_list(self) -> list[Instance]:
+        """Real instances, then one CREATING placeholder per desired instance AWS has not started."""
+        out = [Instance(i.provider_id, i.state) for i in self.instances]
+        zone = self.zones[0] if self.zones else ""
+        for n in range(max(0, self.desired - len(self.live_instances()))):
+            out.append(Instance(f"aws:///{zone}/{PLACEHOLDER_PREFIX}{self.name}-{n}", InstanceState.CREATING,
+                                self.launch_error))
+        return out
+
+
+def launch_error(activities: Sequence[Mapping[str, Any]], since: dt.datetime | None) -> InstanceError | None:
+    """The error of the newest scaling activity if it failed (after ``since``, when given)."""
+    if not activities:
+        return None
+    newest = activities[0]
+    started = newest.get("StartTime")
+    if since is not None and isinstance(started, dt.datetime) and started < since:
+        return None
+    if str(newest.get("StatusCode", "")) not in ("Failed", "Cancelled"):
+        return None
+    message = str(newest.get("StatusMessage", "")) or str(newest.get("Description", ""))
+    for codes, error_class in ((QUOTA_CODES, InstanceErrorClass.QUOTA),
+                               (CAPACITY_CODES, InstanceErrorClass.OUT_OF_CAPACITY)):
+        code = next((c for c in sorted(codes, key=lambda c: (-len(c), c)) if c in message), None)
+        if code is not None:
+            return InstanceError(error_class, code, message)
+    return InstanceError(InstanceErrorClass.OTHER, str(newest.get("StatusCode", "Failed")), message)

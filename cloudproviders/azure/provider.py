@@ -1,0 +1,162 @@
+"""The Azure ``CloudProvider``: static and tag-discovered scale sets, and nodes mapped to them.
+
+Groups: ``--nodes=MIN:MAX:NAME`` (NAME a scale set in the configured resource group, or
+its resource ID) and ``--node-group-auto-discovery=label:key=value[,key=value]`` (scale
+sets carrying those tags, bounds from their ``min``/``max`` tags, as upstream CA's
+``cloudprovider/azure/azure_manager.go``).
+
+``refresh()`` re-reads every scale set (capacity, size, tags) each loop; VM lists are
+re-read on the refresh timer, or sooner for a group we acted on or whose VMs are in
+flight. Azure's provider ID names its scale set
+(``azure:///subscriptions/S/resourceGroups/RG/providers/Microsoft.Compute/virtualMachineScaleSets/NAME/virtualMachines/ID``),
+so a node maps to its group from the ID itself, case-insensitively as CA does; the VM
+must also be in the group's cached VM list, which an unknown VM re-reads (at most once
+per ``miss_refresh_seconds``) so a node that just registered finds its group.
+
+VM sizes are read from the Resource SKUs API once per location and kept for the
+provider's life; the shipped table covers sizes the API does not answer for.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+
+from cloudproviders.azure.api import ComputeApi
+from cloudproviders.azure.group import VmssGroup
+from cloudproviders.azure.prices import load_prices
+from cloudproviders.azure.settings import AzureSettings, TagSelector, parse_auto_discovery
+from cloudproviders.azure.skus import SKU_TABLE, SkuInfo, sku_from_resource_sku
+from cloudproviders.config import CloudConfigError, ProviderConfig
+from cloudproviders.interface import CloudError, NodeGroup
+from kube.model import Node
+
+__all__ = ["AzureProvider"]
+
+_log = logging.getLogger(__name__)
+_PROVIDER_ID = re.compile(
+    r"^azure:///subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Compute/"
+    r"virtualMachineScaleSets/([^/]+)/virtualMachines/[^/]+$", re.IGNORECASE)
+_RESOURCE_ID = re.compile(r"/virtualMachineScaleSets/([^/]+)$", re.IGNORECASE)
+
+
+def _static_name(name: str) -> str:
+    match = _RESOURCE_ID.search(name)
+    if match:
+        return match.group(1)
+    if "/" in name:
+        raise CloudConfigError(f"--nodes: {name!r} is neither a scale set name nor its resource ID")
+    return name
+
+
+class AzureProvider:
+    def __init__(self, config: ProviderConfig, settings: AzureSettings, api: ComputeApi,
+                 clock: Callable[[], float] = time.monotonic, miss_refresh_seconds: float = 10.0) -> None:
+        self._config = config
+        self._settings = settings
+        self._api = api
+        self._clock = clock
+        self._prices = load_prices(config.price_file)
+        self._static = [(_static_name(g.name), g.min_size, g.max_size) for g in config.static_groups]
+        if len({n.lower() for n, _, _ in self._static}) != len(self._static):
+            raise CloudConfigError("--nodes: the same scale set is given twice")
+        self._selectors: list[TagSelector] = [parse_auto_discovery(s) for s in config.auto_discovery]
+        self._groups: dict[str, VmssGroup] = {}
+        self._skus: dict[str, dict[str, SkuInfo]] = {}
+        self._last_full: float | None = None
+        self._miss_refresh_seconds = miss_refresh_seconds
+        self._last_miss: float | None = None
+
+    @property
+    def name(self) -> str:
+        return "azure"
+
+    def close(self) -> None:
+        self._api.close()
+
+    def node_groups(self) -> Sequence[NodeGroup]:
+        return [self._groups[key] for key in sorted(self._groups)]
+
+    def refresh(self) -> None:
+        now = self._clock()
+        full = self._last_full is None or now - self._last_full >= self._config.refresh_interval_seconds
+        seen: set[str] = set()
+        for name, low, high in self._static:
+            self._group(name, low, high).update(self._api.get_scale_set(name), low, high)
+            seen.add(name.lower())
+        for scale_set in self._api.list_scale_sets() if self._selectors else ():
+            tags = dict(scale_set.tags or {})
+            name = scale_set.name or ""
+            if name.lower() in seen or not any(s.selects(tags) for s in self._selectors):
+                continue  # static groups win over discovered ones
+            bounds = self._bounds(name, tags)
+            if bounds is not None:
+                self._group(name, *bounds).update(scale_set, *bounds)
+                seen.add(name.lower())
+        for key in set(self._groups) - seen:
+            _log.info("node group gone", extra={"node_group": self._groups[key].name})
+            del self._groups[key]
+        for group in self._groups.values():
+            if full or group.needs_instances():
+                group.load_instances()
+        if full:
+            self._last_full = now
+
+    @staticmethod
+    def _bounds(name: str, tags: dict[str, str]) -> tuple[int, int] | None:
+        try:
+            low, high = int(tags["min"]), int(tags["max"])
+        except (KeyError, ValueError):
+            _log.warning("discovered scale set skipped: tags min and max must be integers",
+                         extra={"node_group": name, "min": tags.get("min"), "max": tags.get("max")})
+            return None
+        if low < 0 or high < low:
+            _log.warning("discovered scale set skipped: need 0 <= min <= max",
+                         extra={"node_group": name, "min": low, "max": high})
+            return None
+        return low, high
+
+    def _group(self, name: str, low: int, high: int) -> VmssGroup:
+        group = self._groups.get(name.lower())
+        if group is None:
+            group = VmssGroup(name, low, high, api=self._api, storage=self._config.storage, prices=self._prices,
+                              sku_lookup=self._sku)
+            self._groups[name.lower()] = group
+        return group
+
+    def _sku(self, size: str, location: str) -> SkuInfo | None:
+        key = location.lower()
+        if key not in self._skus:
+            try:
+                listed = self._api.list_skus(location)
+            except CloudError as exc:
+                _log.warning("resource SKUs unavailable; using the shipped size table",
+                             extra={"location": location, "error": str(exc)})
+                return SKU_TABLE.get(size.lower())
+            infos = (sku_from_resource_sku(s) for s in listed if (s.resource_type or "") == "virtualMachines")
+            self._skus[key] = {i.name.lower(): i for i in infos if i is not None}
+        return self._skus[key].get(size.lower()) or SKU_TABLE.get(size.lower())
+
+    def node_group_for(self, node: Node) -> NodeGroup | None:
+        match = _PROVIDER_ID.match(node.provider_id)
+        if match is None:
+            return None
+        subscription, resource_group, name = match.groups()
+        if (subscription.lower(), resource_group.lower()) != (self._settings.subscription_id.lower(),
+                                                              self._settings.resource_group.lower()):
+            return None
+        group = self._groups.get(name.lower())
+        if group is None or group.has_instance(node.provider_id):
+            return group
+        now = self._clock()
+        if self._last_miss is not None and now - self._last_miss < self._miss_refresh_seconds:
+            return None
+        self._last_miss = now
+        try:
+            group.load_instances()
+        except CloudError as exc:
+            _log.warning("cannot re-list VMs for an unknown node", extra={"node": node.name, "error": str(exc)})
+            return None
+        return group if group.has_instance(node.provider_id) else None

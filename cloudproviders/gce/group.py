@@ -1,0 +1,212 @@
+"""One MIG as a ``NodeGroup``: cached target size and instances, acting through ``ComputeApi``.
+
+The provider refreshes the cache; acting updates it at once (the target) and marks the
+instance list stale, so the next refresh re-lists it. Upstream: CA's
+``cloudprovider/gce/gce_cloud_provider.go`` (``gceMig``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+from google.cloud import compute_v1
+
+from cloudproviders.gce.api import ComputeApi
+from cloudproviders.gce.errors import instance_error
+from cloudproviders.gce.prices import LOCAL_SSD_PER_HOUR
+from cloudproviders.gce.settings import MigRef, parse_instance_url
+from cloudproviders.gce.template import GroupTemplate, build_template
+from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState
+from kube.model import Node
+from kube.names import StorageNames
+
+__all__ = ["MigGroup", "provider_id"]
+
+_log = logging.getLogger(__name__)
+_CREATING = frozenset({"CREATING", "RECREATING", "CREATING_WITHOUT_RETRIES", "VERIFYING"})
+_DELETING = frozenset({"ABANDONING", "DELETING"})
+
+
+def provider_id(project: str, zone: str, name: str) -> str:
+    """``spec.providerID`` of a GCE node (kubelet / cloud-provider-gcp)."""
+    return f"gce://{project}/{zone}/{name}"
+
+
+def _instance(managed: compute_v1.ManagedInstance) -> tuple[Instance, str] | None:
+    parsed = parse_instance_url(managed.instance)
+    if parsed is None:
+        return None
+    action = managed.current_action
+    state = (InstanceState.CREATING if action in _CREATING
+             else InstanceState.DELETING if action in _DELETING else InstanceState.RUNNING)
+    error = None
+    if state is InstanceState.CREATING and managed.last_attempt and managed.last_attempt.errors:
+        error = instance_error([(e.code, e.message) for e in managed.last_attempt.errors.errors])
+    return Instance(provider_id(*parsed), state, error), managed.instance
+
+
+class MigGroup:
+    def __init__(self, ref: MigRef, min_size: int, max_size: int, *, api: ComputeApi, storage: StorageNames,
+                 prices: Mapping[str, float]) -> None:
+        self.ref = ref
+        self._min = min_size
+        self._max = max_size
+        self._api = api
+        self._storage = storage
+        self._prices = prices
+        self._target = 0
+        self._template_url = ""
+        self._template: GroupTemplate | None = None
+        self._template_for = ""
+        self._instances: tuple[Instance, ...] = ()
+        #: provider ID -> instance URL, for deleteInstances.
+        self._urls: dict[str, str] = {}
+        self.stale = True
+
+    # --- cache, driven by the provider ------------------------------------------------------
+
+    def update(self, mig: compute_v1.InstanceGroupManager, min_size: int, max_size: int) -> None:
+        self._min, self._max = min_size, max_size
+        self._target = mig.target_size
+        self._template_url = mig.instance_template
+
+    def needs_instances(self) -> bool:
+        """Whether the instance list may be out of date (we acted, or something is in flight)."""
+        return (self.stale or len(self._instances) != self._target
+                or any(i.state is not InstanceState.RUNNING for i in self._instances))
+
+    def load_instances(self) -> None:
+        instances: list[Instance] = []
+        urls: dict[str, str] = {}
+        for managed in self._api.list_managed_instances(self.ref):
+            parsed = _instance(managed)
+            if parsed is None:
+                raise CloudError(f"MIG {self.name}: listManagedInstances: bad instance URL {managed.instance!r}")
+            instances.append(parsed[0])
+            urls[parsed[0].id] = parsed[1]
+        self._instances = tuple(instances)
+        self._urls = urls
+        self.stale = False
+
+    def _forget(self, ids: Sequence[str]) -> None:
+        """Drop deleted instances from the cache at once, so a second call does not pick them again."""
+        gone = set(ids)
+        self._instances = tuple(i for i in self._instances if i.id not in gone)
+        for each in gone:
+            self._urls.pop(each, None)
+
+    def instance_ids(self) -> Sequence[str]:
+        return tuple(self._urls)
+
+    # --- NodeGroup ---------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.ref.url
+
+    def min_size(self) -> int:
+        return self._min
+
+    def max_size(self) -> int:
+        return self._max
+
+    def target_size(self) -> int:
+        return self._target
+
+    def instances(self) -> Sequence[Instance]:
+        return self._instances
+
+    def _template_info(self) -> GroupTemplate | None:
+        if self._template is not None and self._template_for == self._template_url:
+            return self._template
+        if not self._template_url:
+            return None
+        try:
+            template = self._api.get_template(self._template_url)
+            machine_name = template.properties.machine_type.rsplit("/", 1)[-1]
+            machine = self._api.get_machine_type(self.ref.project, self.ref.zone, machine_name)
+            self._template = build_template(self.name, self.ref.zone, template, machine, self._storage)
+            self._template_for = self._template_url
+        except CloudError as exc:
+            # One group's unreadable template must not stop the others: no template,
+            # so no scale-from-zero for it, until a later call reads it.
+            _log.warning("no template node", extra={"node_group": self.name, "error": str(exc)})
+            return None
+        return self._template
+
+    def template_node(self) -> Node | None:
+        info = self._template_info()
+        return info.node if info is not None else None
+
+    def group_options(self) -> GroupOptions:
+        info = self._template_info()
+        return info.options if info is not None else GroupOptions()
+
+    def price_per_hour(self) -> float | None:
+        info = self._template_info()
+        if info is None or info.machine_type not in self._prices:
+            return None
+        return self._prices[info.machine_type] + info.local_ssd_count * LOCAL_SSD_PER_HOUR
+
+    def increase_size(self, delta: int) -> None:
+        if delta <= 0:
+            raise CloudError(f"MIG {self.name}: size increase must be positive, got {delta}")
+        if self._target + delta > self._max:
+            raise CloudError(f"MIG {self.name}: size {self._target + delta} above max {self._max}")
+        try:
+            self._api.resize(self.ref, self._target + delta)
+        finally:
+            self.stale = True
+        self._target += delta
+
+    def delete_nodes(self, nodes: Sequence[Node]) -> None:
+        ids = [n.provider_id for n in nodes]
+        if len(set(ids)) != len(ids):
+            raise CloudError(f"MIG {self.name}: nodes repeated in {[n.name for n in nodes]}")
+        if any(i not in self._urls for i in ids):
+            self.load_instances()  # a node newer than the cache
+        for node in nodes:
+            if node.provider_id not in self._urls:
+                raise CloudError(f"MIG {self.name}: node {node.name} ({node.provider_id or 'no providerID'}) "
+                                 "is not an instance of this group")
+        if self._target - len(nodes) < self._min:
+            raise CloudError(f"MIG {self.name}: deleting {len(nodes)} nodes goes below min size {self._min}")
+        try:
+            self._api.delete_instances(self.ref, [self._urls[i] for i in ids])
+        finally:
+            self.stale = True
+        self._target -= len(nodes)
+        self._forget(ids)
+
+    def decrease_target_size(self, delta: int) -> None:
+        """Lower the target by instances still being created, never a running one (read fresh).
+
+        GCE's resize-down may pick any instance, so instances the MIG lists as creating
+        are removed by name (failed ones first); only a target above the listed
+        instances is lowered by a plain resize.
+        """
+        if delta >= 0:
+            raise CloudError(f"MIG {self.name}: size decrease must be negative, got {delta}")
+        # Read the group fresh: an instance the cache still calls creating may be up by
+        # now, and may be a registered node.
+        self.update(self._api.get_mig(self.ref), self._min, self._max)
+        self.load_instances()
+        unlisted = max(0, self._target - len(self._instances))
+        creating = sorted((i for i in self._instances if i.state is InstanceState.CREATING),
+                          key=lambda i: i.error is None)
+        if -delta > unlisted + len(creating):
+            raise CloudError(f"MIG {self.name}: attempt to delete existing nodes: target {self._target}, "
+                             f"instances not yet created {unlisted + len(creating)}, delta {delta}")
+        by_resize = min(-delta, unlisted)
+        by_name = creating[: -delta - by_resize]
+        try:
+            if by_resize:
+                self._api.resize(self.ref, self._target - by_resize)
+                self._target -= by_resize
+            if by_name:
+                self._api.delete_instances(self.ref, [self._urls[i.id] for i in by_name])
+                self._target -= len(by_name)
+                self._forget([i.id for i in by_name])
+        finally:
+            self.stale = True

@@ -1,0 +1,155 @@
+"""The GCE ``CloudProvider``: static and auto-discovered MIGs, and nodes mapped to them.
+
+Groups: ``--nodes=MIN:MAX:NAME`` (NAME a MIG URL or ``zone/name``) and
+``--node-group-auto-discovery=mig:namePrefix=P,min=N,max=M`` (MIGs in the configured
+zones whose name matches the regular expression ``^P.+``, as upstream CA's
+``cloudprovider/gce/gce_manager.go`` ``fetchAutoMigs``).
+
+``refresh()`` re-reads every MIG (target size, template) each loop, because acting on a
+stale target is wrong; instance lists are re-read on the refresh timer, or sooner for a
+group we acted on or whose instances are in flight. A node whose ``spec.providerID``
+is unknown triggers one re-list of all groups (at most once per ``miss_refresh_seconds``),
+so a node that just registered finds its group without waiting for the timer.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from cloudproviders.config import CloudConfigError, ProviderConfig
+from cloudproviders.gce.api import ComputeApi
+from cloudproviders.gce.group import MigGroup
+from cloudproviders.gce.prices import load_prices
+from cloudproviders.gce.settings import GceSettings, MigRef, parse_mig_name
+from cloudproviders.interface import CloudError, NodeGroup
+from kube.model import Node
+
+__all__ = ["AutoDiscovery", "GceProvider", "parse_auto_discovery"]
+
+_log = logging.getLogger(__name__)
+_PROVIDER_ID = re.compile(r"^gce://([^/]+)/([^/]+)/([^/]+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class AutoDiscovery:
+    name_pattern: re.Pattern[str]
+    min_size: int
+    max_size: int
+
+
+def parse_auto_discovery(spec: str) -> AutoDiscovery:
+    """``mig:namePrefix=P,min=N,max=M`` (CA's GCE syntax); ``CloudConfigError`` otherwise."""
+    kind, sep, rest = spec.partition(":")
+    if kind != "mig" or not sep:
+        raise CloudConfigError(f"--node-group-auto-discovery: {spec!r}: GCE expects mig:namePrefix=P,min=N,max=M")
+    fields: dict[str, str] = {}
+    for part in rest.split(","):
+        key, eq, value = part.partition("=")
+        if not eq or key not in ("namePrefix", "min", "max") or key in fields:
+            raise CloudConfigError(f"--node-group-auto-discovery: {spec!r}: bad or repeated field {part!r}")
+        fields[key] = value
+    if set(fields) != {"namePrefix", "min", "max"} or not fields["namePrefix"]:
+        raise CloudConfigError(f"--node-group-auto-discovery: {spec!r}: namePrefix, min and max are all required")
+    try:
+        low, high = int(fields["min"]), int(fields["max"])
+        pattern = re.compile(f"^{fields['namePrefix']}.+")
+    except (ValueError, re.error) as exc:
+        raise CloudConfigError(f"--node-group-auto-discovery: {spec!r}: {exc}") from None
+    if low < 0 or high < low:
+        raise CloudConfigError(f"--node-group-auto-discovery: {spec!r}: need 0 <= min <= max")
+    return AutoDiscovery(pattern, low, high)
+
+
+class GceProvider:
+    def __init__(self, config: ProviderConfig, settings: GceSettings, api: ComputeApi,
+                 clock: Callable[[], float] = time.monotonic, miss_refresh_seconds: float = 10.0) -> None:
+        self._config = config
+        self._settings = settings
+        self._api = api
+        self._clock = clock
+        self._miss_refresh_seconds = miss_refresh_seconds
+        self._prices = load_prices(config.price_file)
+        self._static = [(parse_mig_name(g.name, settings.project), g.min_size, g.max_size)
+                        for g in config.static_groups]
+        if len({ref for ref, _, _ in self._static}) != len(self._static):
+            raise CloudConfigError("--nodes: the same MIG is given twice")
+        self._discovery = [parse_auto_discovery(spec) for spec in config.auto_discovery]
+        if self._discovery and not settings.zones:
+            raise CloudConfigError("--node-group-auto-discovery with GCE needs zones in --cloud-config (or GCE_ZONES)")
+        self._groups: dict[MigRef, MigGroup] = {}
+        self._owner: dict[str, MigGroup] = {}
+        self._last_full: float | None = None
+        self._last_miss: float | None = None
+
+    @property
+    def name(self) -> str:
+        return "gce"
+
+    def close(self) -> None:
+        self._api.close()
+
+    def node_groups(self) -> Sequence[NodeGroup]:
+        return [self._groups[ref] for ref in sorted(self._groups)]
+
+    def refresh(self) -> None:
+        now = self._clock()
+        full = self._last_full is None or now - self._last_full >= self._config.refresh_interval_seconds
+        seen: dict[MigRef, tuple[int, int]] = {}
+        for ref, low, high in self._static:
+            self._group(ref, low, high).update(self._api.get_mig(ref), low, high)
+            seen[ref] = (low, high)
+        for zone in self._settings.zones if self._discovery else ():
+            for mig in self._api.list_migs(self._settings.project, zone):
+                ref = MigRef(self._settings.project, zone, mig.name)
+                rule = next((d for d in self._discovery if d.name_pattern.match(mig.name)), None)
+                if rule is None or ref in seen:
+                    continue  # static groups win over discovered ones
+                self._group(ref, rule.min_size, rule.max_size).update(mig, rule.min_size, rule.max_size)
+                seen[ref] = (rule.min_size, rule.max_size)
+        for ref in set(self._groups) - set(seen):
+            _log.info("node group gone", extra={"node_group": ref.url})
+            del self._groups[ref]
+        for group in self._groups.values():
+            if full or group.needs_instances():
+                group.load_instances()
+        if full:
+            self._last_full = now
+        self._index()
+
+    def _group(self, ref: MigRef, low: int, high: int) -> MigGroup:
+        group = self._groups.get(ref)
+        if group is None:
+            group = MigGroup(ref, low, high, api=self._api, storage=self._config.storage, prices=self._prices)
+            self._groups[ref] = group
+        return group
+
+    def _index(self) -> None:
+        self._owner = {iid: group for group in self._groups.values() for iid in group.instance_ids()}
+
+    def node_group_for(self, node: Node) -> NodeGroup | None:
+        match = _PROVIDER_ID.match(node.provider_id)
+        if match is None:
+            return None
+        group = self._owner.get(node.provider_id)
+        if group is not None:
+            return group
+        project, zone = match.group(1), match.group(2)
+        if not any(ref.project == project and ref.zone == zone for ref in self._groups):
+            return None  # no group of ours lives there: no point asking the cloud
+        now = self._clock()
+        if self._last_miss is not None and now - self._last_miss < self._miss_refresh_seconds:
+            return None
+        self._last_miss = now
+        try:
+            for each in self._groups.values():
+                each.load_instances()
+        except CloudError as exc:
+            _log.warning("cannot re-list instances for an unknown node",
+                         extra={"node": node.name, "error": str(exc)})
+            return None
+        self._index()
+        return self._owner.get(node.provider_id)
