@@ -75,6 +75,10 @@ def _max(a: Resources, b: Resources) -> Resources:
 def _container_requests(container: object, field: str, memo: Memo[tuple[Any, ...], Resources] | None) -> Resources:
     if type(container) is not dict:
         raise FieldError(field, f"expected a container (a map), got {describe(container)}")
+    for attribute in ("name", "image"):
+        text = container.get(attribute)
+        if text is not None and type(text) is not str:
+            raise FieldError(f"{field}.{attribute}", f"expected a string, got {describe(text)}")
     res = container.get("resources")
     if not res:
         as_map(res, f"{field}.resources")

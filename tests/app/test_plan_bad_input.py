@@ -220,6 +220,20 @@ def test_unquoted_yaml_timestamps_are_read(cli: Run, tmp_path: Path) -> None:
     pytest.param("kind: Node\nmetadata: {name: w1}\nstatus: {capacity: {cpu: '1'}}\n---\nkind: Node\nmetadata: "
                  "{name: w2}\nstatus: {capacity: {cpu: '-1'}}\n", ("Node/w2: status.capacity.cpu: ",),
                  id="second-document-names-its-object"),
+    pytest.param("kind: StatefulSet\nmetadata: {name: db}\nspec:\n  volumeClaimTemplates:\n  - metadata: {name: data}"
+                 "\n    spec: {resources: {requests: {storage: -1Gi}}}\n",
+                 ("StatefulSet/db: spec.volumeClaimTemplates[0].spec.resources.requests.storage: ",),
+                 id="claim-template-negative"),
+    pytest.param("kind: Deployment\nmetadata: {name: web}\nspec: {template: {spec: {containers: [{name: c, "
+                 "resources: {requests: {cpu: '-1'}}}]}}}\n",
+                 ("Deployment/web: spec.template.spec.containers[0].resources.requests.cpu: ",),
+                 id="deployment-template-negative"),
+    pytest.param("kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: 5}]}\n",
+                 ("Pod/p: spec.containers[0].image: expected a string",), id="image-number"),
+    pytest.param("kind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {minAvailable: lots}\n",
+                 ("PodDisruptionBudget/b: spec.minAvailable: ",), id="budget-min-available-word"),
+    pytest.param("kind: PersistentVolume\nmetadata: {name: v}\nspec: {persistentVolumeReclaimPolicy: Keep}\n",
+                 ("PersistentVolume/v: spec.persistentVolumeReclaimPolicy: unknown policy",), id="reclaim-policy"),
 ])
 def test_bad_documents(cli: Run, tmp_path: Path, text: str, parts: tuple[str, ...]) -> None:
     snapshot = write(tmp_path, text)
