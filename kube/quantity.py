@@ -73,6 +73,12 @@ def _ceil(value: Fraction) -> int:
     return -((-value.numerator) // value.denominator)
 
 
+def _rounded(value: Fraction, shown: object) -> int:
+    if value < 0:  # before rounding: -0.5 rounds to 0 but is still negative
+        raise QuantityError(f"{shown!r} is negative (a resource amount is never negative)")
+    return _checked(_ceil(value), shown)
+
+
 def _checked(value: int, shown: object) -> int:
     if value < 0:
         raise QuantityError(f"{shown!r} is negative (a resource amount is never negative)")
@@ -119,12 +125,13 @@ def parse_quantity(value: object) -> int:
     if type(value) is str:
         cached = _BASE_CACHE.get(value)
         if cached is None:
-            exact = int(value) if value.isascii() and value.isdigit() and len(value) <= 19 else _ceil(_exact(value))
-            cached = _remember(_BASE_CACHE, value, _checked(exact, value))
+            exact = _checked(int(value), value) if value.isascii() and value.isdigit() and len(value) <= 19 \
+                else _rounded(_exact(value), value)
+            cached = _remember(_BASE_CACHE, value, exact)
         return cached
     if type(value) is int:
         return _checked(value, value)
-    return _checked(_ceil(_number(value)), value)
+    return _rounded(_number(value), value)
 
 
 def parse_cpu_millis(value: object) -> int:
@@ -133,13 +140,13 @@ def parse_cpu_millis(value: object) -> int:
         cached = _MILLI_CACHE.get(value)
         if cached is None:
             if value.isascii() and value.isdigit() and len(value) <= 15:
-                exact = int(value) * 1000
+                exact = _checked(int(value) * 1000, value)
             elif value.endswith("m") and value[:-1].isascii() and value[:-1].isdigit() and len(value) <= 19:
-                exact = int(value[:-1])
+                exact = _checked(int(value[:-1]), value)
             else:
-                exact = _ceil(_exact(value) * 1000)
-            cached = _remember(_MILLI_CACHE, value, _checked(exact, value))
+                exact = _rounded(_exact(value) * 1000, value)
+            cached = _remember(_MILLI_CACHE, value, exact)
         return cached
     if type(value) is int:
         return _checked(value * 1000, value)
-    return _checked(_ceil(_number(value) * 1000), value)
+    return _rounded(_number(value) * 1000, value)

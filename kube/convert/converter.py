@@ -48,7 +48,10 @@ class Converter:
         self.names = names
         self.objects = ClusterObjects()
         self.memos = Memos()
+        self._source = ""
         self._seen: dict[tuple[str, str, str], str] = {}
+        #: Whether ``add`` checks and remembers identities (False for watch streams).
+        self._unique_only = True
         self._handlers: dict[str, Callable[[Json], None]] = {
             "Pod": self._pod,
             "Node": self._node,
@@ -83,8 +86,11 @@ class Converter:
         handler = self._handlers.get(kind)
         if handler is None:
             return
+        self._source = source
+        self._unique_only = unique
         try:
-            self._unique(obj, kind, source, remember=unique)
+            if kind not in _CHECKED_BY_CONVERTER:
+                self._unique(obj, kind, source)
             handler(obj)
         except FieldError as exc:
             raise InputError(source, object_ref(obj), exc.field, exc.message) from None
@@ -92,21 +98,22 @@ class Converter:
             # A safety net only: every field reader raises FieldError on bad input.
             raise InputError(source, object_ref(obj), "", f"unreadable object ({type(exc).__name__})") from None
 
-    def _unique(self, obj: Json, kind: str, source: str, *, remember: bool = True) -> None:
+    def _unique(self, obj: Json, kind: str, source: str) -> None:
         api_version = obj.get("apiVersion")
         if api_version is not None and type(api_version) is not str:
             raise FieldError("apiVersion", f"expected a string, got {describe(api_version)}")
         meta = as_map(obj.get("metadata"), "metadata")
         name = name_of(meta)
-        if kind not in _CHECKED_BY_CONVERTER:
-            # Pods and nodes read their metadata themselves (the hot path); check the rest here.
-            string_map(meta.get("labels"), "metadata.labels")
-            string_map(meta.get("annotations"), "metadata.annotations")
-            parse_time(meta.get("creationTimestamp"), "metadata.creationTimestamp", self.memos.times)
+        string_map(meta.get("labels"), "metadata.labels")
+        string_map(meta.get("annotations"), "metadata.annotations")
+        parse_time(meta.get("creationTimestamp"), "metadata.creationTimestamp", self.memos.times)
         namespace = as_str(meta.get("namespace"), "metadata.namespace")
         if not namespace and kind in _NAMESPACED:
             namespace = "default"
-        if not remember:
+        self._once(kind, namespace, name, source)
+
+    def _once(self, kind: str, namespace: str, name: str, source: str) -> None:
+        if not self._unique_only:
             return
         key = (kind, namespace, name)
         first = self._seen.get(key)
@@ -117,11 +124,16 @@ class Converter:
         self._seen[key] = source
 
     # --- handlers -------------------------------------------------------
+    # Pods and nodes check their own metadata (the hot path), then their identity.
     def _pod(self, obj: Json) -> None:
-        self.objects.pods.append(convert_pod(obj, memos=self.memos))
+        pod = convert_pod(obj, memos=self.memos)
+        self._once("Pod", pod.namespace, pod.name, self._source)
+        self.objects.pods.append(pod)
 
     def _node(self, obj: Json) -> None:
-        self.objects.nodes.append(convert_node(obj, self.names, self.objects.warnings, self.memos.times))
+        node = convert_node(obj, self.names, self.objects.warnings, self.memos.times)
+        self._once("Node", "", node.name, self._source)
+        self.objects.nodes.append(node)
 
     def _pvc(self, obj: Json) -> None:
         pvc = convert_pvc(obj)

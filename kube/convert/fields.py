@@ -120,6 +120,10 @@ def string_map(value: object, field: str) -> dict[str, str]:
         return {}
     if type(value) is not dict:
         raise FieldError(field, f"expected a map of strings, got {describe(value)}")
+    if len(value) == 1:
+        ((key, item),) = value.items()
+        if type(key) is str and type(item) is str:
+            return value
     for key, item in value.items():
         if type(key) is not str:
             raise FieldError(field, f"key {describe(key)} is not a string")

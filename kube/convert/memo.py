@@ -47,4 +47,4 @@ class Memos:
     times: Memo[str, float] = field(default_factory=_memo)
     requests: Memo[tuple[Any, ...], Resources] = field(default_factory=_memo)
     scheduling: Memo[Any, PodScheduling] = field(default_factory=_memo)
-    owners: Memo[tuple[str, str, str], OwnerRef] = field(default_factory=_memo)
+    owners: Memo[tuple[Any, ...], OwnerRef] = field(default_factory=_memo)

@@ -64,11 +64,14 @@ def _freeze(value: Any, field: str, depth: int = 0) -> Any:
 def _host_ports(spec: Json) -> tuple[HostPort, ...]:
     """Every container's ports checked; the host ports kept."""
     out = []
-    for i, c in enumerate(as_list(spec.get("containers"), "spec.containers")):
+    containers = spec.get("containers")
+    for i, c in enumerate(containers if type(containers) is list else as_list(containers, "spec.containers")):
         if type(c) is not dict:
             raise FieldError(f"spec.containers[{i}]", f"expected a container (a map), got {describe(c)}")
         ports = c.get("ports")
         if not ports:
+            if ports is not None:
+                as_list(ports, f"spec.containers[{i}].ports")
             continue
         for j, p in enumerate(as_list(ports, f"spec.containers[{i}].ports")):
             f = f"spec.containers[{i}].ports[{j}]"
@@ -143,10 +146,11 @@ def pod_scheduling(spec: Json, namespace: str, memos: Memos | None = None) -> Po
     host_ports = _host_ports(spec)
     spread = spec.get("topologySpreadConstraints")
     if not (selector or affinity or tolerations or host_ports or spread):
-        for value, field in ((selector, "spec.nodeSelector"), (affinity, "spec.affinity")):
-            as_map(value, field)
-        for value, field in ((tolerations, "spec.tolerations"), (spread, "spec.topologySpreadConstraints")):
-            as_list(value, field)
+        if not (selector is None and affinity is None and tolerations is None and spread is None):
+            as_map(selector, "spec.nodeSelector")
+            as_map(affinity, "spec.affinity")
+            as_list(tolerations, "spec.tolerations")
+            as_list(spread, "spec.topologySpreadConstraints")
         return EMPTY_SCHEDULING
     key = (namespace, _freeze(selector, "spec.nodeSelector"), _freeze(affinity, "spec.affinity"),
            _freeze(tolerations, "spec.tolerations"), host_ports,
@@ -180,18 +184,26 @@ def _controller_ref(meta: Json, memos: Memos | None) -> OwnerRef | None:
         return None
     found = None
     for i, ref in enumerate(as_list(refs, "metadata.ownerReferences")):
-        f = f"metadata.ownerReferences[{i}]"
-        ref = as_map(ref, f)
-        if not as_bool(ref.get("controller"), f"{f}.controller"):
-            continue
+        if type(ref) is not dict:
+            raise FieldError(f"metadata.ownerReferences[{i}]", f"expected a map, got {describe(ref)}")
+        controller = ref.get("controller")
+        if controller is not True:
+            if controller is None or controller is False:
+                continue
+            as_bool(controller, f"metadata.ownerReferences[{i}].controller")
         if found is not None:
-            raise FieldError(f"{f}.controller", "only one owner may be the controller")
-        key = (as_str(ref.get("kind"), f"{f}.kind"), as_str(ref.get("name"), f"{f}.name"),
-               as_str(ref.get("uid"), f"{f}.uid"))
-        api_version = as_str(ref.get("apiVersion"), f"{f}.apiVersion")
-        owner = memos.owners.get(key) if memos is not None else None
-        if owner is None or owner.api_version != api_version:
-            owner = OwnerRef(key[0], key[1], key[2], api_version)
+            raise FieldError(f"metadata.ownerReferences[{i}].controller", "only one owner may be the controller")
+        # The raw values are the memo key: a hit means the same strings were checked before
+        # (a string equals only a string, so 1 or true never hit an entry for "1" or "true").
+        key = (ref.get("kind"), ref.get("name"), ref.get("uid"), ref.get("apiVersion"))
+        try:
+            owner = memos.owners.get(key) if memos is not None else None
+        except TypeError:  # an unhashable (so wrong) value: as_str below names it
+            owner = None
+        if owner is None:
+            f = f"metadata.ownerReferences[{i}]"
+            owner = OwnerRef(as_str(key[0], f"{f}.kind"), as_str(key[1], f"{f}.name"), as_str(key[2], f"{f}.uid"),
+                             as_str(key[3], f"{f}.apiVersion"))
             if memos is not None:
                 memos.owners.put(key, owner)
         found = owner
@@ -231,16 +243,29 @@ def _volumes(raw: object, pod_name: str) -> tuple[tuple[str, ...], tuple[tuple[s
 
 def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | None = None) -> Pod:
     """One ``Pod``; ``memos`` (a converter's) shares repeated values between pods."""
-    meta = as_map(obj.get("metadata"), "metadata")
-    spec = as_map(obj.get("spec"), "spec")
-    status = as_map(obj.get("status"), "status")
-    name = name_of(meta)
-    namespace = as_str(meta.get("namespace"), "metadata.namespace") or namespace_default
-    annotations = string_map(meta.get("annotations"), "metadata.annotations") or _EMPTY
+    # Checks are written out (``type(x) is str or ...``) on this path: it runs per pod.
+    meta = obj.get("metadata")
+    meta = meta if type(meta) is dict else as_map(meta, "metadata")
+    spec = obj.get("spec")
+    spec = spec if type(spec) is dict else as_map(spec, "spec")
+    status = obj.get("status")
+    status = status if type(status) is dict else as_map(status, "status")
+    name = meta.get("name")
+    if type(name) is not str or not name:
+        name = name_of(meta)
+    namespace = meta.get("namespace")
+    if type(namespace) is not str:
+        namespace = as_str(namespace, "metadata.namespace")
+    namespace = namespace or namespace_default
+    annotations = meta.get("annotations")
+    annotations = string_map(annotations, "metadata.annotations") if annotations else (
+        _EMPTY if annotations is None else string_map(annotations, "metadata.annotations"))
     labels = string_map(meta.get("labels"), "metadata.labels") or _EMPTY
-    claims, local = _volumes(spec.get("volumes"), name)
+    volumes = spec.get("volumes")
+    claims, local = _volumes(volumes, name) if volumes is not None else ((), ())
     marked = False
-    for i, cond in enumerate(as_list(status.get("conditions"), "status.conditions")):
+    conditions = status.get("conditions")
+    for i, cond in enumerate(as_list(conditions, "status.conditions") if conditions is not None else ()):
         f = f"status.conditions[{i}]"
         cond = as_map(cond, f)
         if as_str(cond.get("type"), f"{f}.type") == "PodScheduled":
@@ -248,17 +273,24 @@ def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | No
                       and as_str(cond.get("reason"), f"{f}.reason") == "Unschedulable")
     safe = annotations.get(SAFE_TO_EVICT)
     safe_local = annotations.get(SAFE_TO_EVICT_LOCAL_VOLUMES)
-    priority = as_int(spec.get("priority"), "spec.priority", minimum=-(2**31), maximum=INT32_MAX)
-    grace = as_int(spec.get("terminationGracePeriodSeconds"), "spec.terminationGracePeriodSeconds")
+    priority = spec.get("priority")
+    if priority is not None:
+        priority = as_int(priority, "spec.priority", minimum=-(2**31), maximum=INT32_MAX)
+    grace = spec.get("terminationGracePeriodSeconds")
+    if grace is not None:
+        grace = as_int(grace, "spec.terminationGracePeriodSeconds")
+    uid = meta.get("uid")
+    node_name = spec.get("nodeName")
+    phase = status.get("phase")
     times = memos.times if memos is not None else None
     return Pod(
         namespace=namespace,
         name=name,
-        uid=as_str(meta.get("uid"), "metadata.uid"),
+        uid=uid if type(uid) is str else as_str(uid, "metadata.uid"),
         labels=labels,
         owner=_controller_ref(meta, memos),
-        node_name=as_str(spec.get("nodeName"), "spec.nodeName"),
-        phase=as_str(status.get("phase"), "status.phase") or "Pending",
+        node_name=node_name if type(node_name) is str else as_str(node_name, "spec.nodeName"),
+        phase=(phase if type(phase) is str else as_str(phase, "status.phase")) or "Pending",
         requests=pod_requests(spec, memos.requests if memos is not None else None),
         scheduling=pod_scheduling(spec, namespace, memos),
         claims=claims,

@@ -75,13 +75,22 @@ def _max(a: Resources, b: Resources) -> Resources:
 def _container_requests(container: object, field: str, memo: Memo[tuple[Any, ...], Resources] | None) -> Resources:
     if type(container) is not dict:
         raise FieldError(field, f"expected a container (a map), got {describe(container)}")
+    for attribute in ("name", "image"):
+        text = container.get(attribute)
+        if text is not None and type(text) is not str:
+            raise FieldError(f"{field}.{attribute}", f"expected a string, got {describe(text)}")
     res = container.get("resources")
     if not res:
         as_map(res, f"{field}.resources")
         return Resources()
-    res = as_map(res, f"{field}.resources")
-    requests = as_map(res.get("requests"), f"{field}.resources.requests")
-    limits = as_map(res.get("limits"), f"{field}.resources.limits")
+    if type(res) is not dict:
+        as_map(res, f"{field}.resources")
+    requests = res.get("requests")
+    if type(requests) is not dict:
+        requests = as_map(requests, f"{field}.resources.requests")
+    limits = res.get("limits")
+    if limits is not None:
+        limits = as_map(limits, f"{field}.resources.limits")
     if limits:
         # Limits are validated whole; a limit without a request is also the request
         # (API-server defaulting).
@@ -114,7 +123,9 @@ def pod_requests(spec: Json, memo: Memo[tuple[Any, ...], Resources] | None = Non
     (restartable init containers) started before it; sidecars run for the pod's
     life and add to the containers; pod overhead adds on top.
     """
-    containers = as_list(spec.get("containers"), "spec.containers")
+    containers = spec.get("containers")
+    if type(containers) is not list:
+        containers = as_list(containers, "spec.containers")
     init = spec.get("initContainers")
     if len(containers) == 1 and not init and not spec.get("overhead"):
         if init is not None:

@@ -66,8 +66,14 @@ def convert_pv(obj: Json) -> PersistentVolume:
     spec = as_map(obj.get("spec"), "spec")
     storage = as_map(spec.get("capacity"), "spec.capacity").get("storage")
     ref = spec.get("claimRef")
+    policy = as_str(spec.get("persistentVolumeReclaimPolicy"), "spec.persistentVolumeReclaimPolicy", "Retain")
+    if policy not in ("Retain", "Delete", "Recycle"):
+        raise FieldError("spec.persistentVolumeReclaimPolicy", f"unknown policy {describe(policy)} "
+                                                               "(Retain, Delete or Recycle)")
     if "csi" in spec:
-        driver = as_str(as_map(spec.get("csi"), "spec.csi").get("driver"), "spec.csi.driver")
+        csi = as_map(spec.get("csi"), "spec.csi")
+        as_str(csi.get("volumeHandle"), "spec.csi.volumeHandle")
+        driver = as_str(csi.get("driver"), "spec.csi.driver")
     elif "local" in spec:
         driver = "local"
     elif "hostPath" in spec:

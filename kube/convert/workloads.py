@@ -10,6 +10,7 @@ from kube.convert.memo import Memos
 from kube.convert.nodes import convert_node
 from kube.convert.pods import convert_pod
 from kube.convert.selectors import label_selector
+from kube.convert.storage import convert_pvc
 from kube.model import Controller, NodeGroupSpec, PodDisruptionBudget
 from kube.names import StorageNames
 
@@ -28,6 +29,12 @@ def convert_pdb(obj: Json) -> PodDisruptionBudget:
     status = as_map(obj.get("status"), "status")
     # No status (a hand-written snapshot): the budget is unknown, so be careful (0).
     allowed = as_int(status.get("disruptionsAllowed"), "status.disruptionsAllowed", maximum=INT32_MAX)
+    for key in ("currentHealthy", "desiredHealthy", "expectedPods"):
+        as_int(status.get(key), f"status.{key}", maximum=INT32_MAX)
+    _int_or_percent(spec.get("minAvailable"), "spec.minAvailable")
+    _int_or_percent(spec.get("maxUnavailable"), "spec.maxUnavailable")
+    if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+        raise FieldError("spec.maxUnavailable", "minAvailable and maxUnavailable cannot both be set")
     return PodDisruptionBudget(
         namespace=as_str(meta.get("namespace"), "metadata.namespace") or "default",
         name=name_of(meta),
@@ -46,23 +53,45 @@ def convert_controller(obj: Json, memos: Memos | None = None) -> Controller:
     uid = as_str(meta.get("uid"), "metadata.uid")
     label_selector(spec.get("selector"), "spec.selector")
     template = None
-    if kind != "DaemonSet":
-        tmpl = as_map(spec.get("template"), "spec.template")
-        as_map(tmpl.get("spec"), "spec.template.spec")
-        string_map(as_map(tmpl.get("metadata"), "spec.template.metadata").get("labels"),
-                   "spec.template.metadata.labels")
-    else:
+    if "template" in spec or kind == "DaemonSet":
+        # Every template is checked as the pods it makes; a DaemonSet's is kept for new nodes.
         tmpl = as_map(spec.get("template"), "spec.template")
         tmeta = dict(as_map(tmpl.get("metadata"), "spec.template.metadata"))
         tmeta.update({"name": f"{name}-template", "namespace": namespace, "ownerReferences": [
-            {"kind": "DaemonSet", "name": name, "uid": uid, "controller": True}]})
+            {"kind": kind, "name": name, "uid": uid, "controller": True}]})
         try:
-            template = convert_pod({"metadata": tmeta, "spec": as_map(tmpl.get("spec"), "spec.template.spec")},
-                                   memos=memos)
+            pod = convert_pod({"metadata": tmeta, "spec": as_map(tmpl.get("spec"), "spec.template.spec")},
+                              memos=memos)
         except FieldError as exc:
             raise FieldError(f"spec.template.{exc.field}", exc.message) from None
+        template = pod if kind == "DaemonSet" else None
+    if kind == "StatefulSet":
+        _stateful_set(spec)
     replicas = as_int(spec.get("replicas"), "spec.replicas", maximum=INT32_MAX)
     return Controller(kind, namespace, name, uid, replicas, template)
+
+
+def _stateful_set(spec: Json) -> None:
+    """The StatefulSet fields beyond the template: claim templates, service, pod management."""
+    as_str(spec.get("serviceName"), "spec.serviceName")
+    policy = as_str(spec.get("podManagementPolicy"), "spec.podManagementPolicy", "OrderedReady")
+    if policy not in ("OrderedReady", "Parallel"):
+        raise FieldError("spec.podManagementPolicy", f"unknown policy {describe(policy)} (OrderedReady or Parallel)")
+    for i, claim in enumerate(as_list(spec.get("volumeClaimTemplates"), "spec.volumeClaimTemplates")):
+        claim = as_map(claim, f"spec.volumeClaimTemplates[{i}]")
+        try:
+            convert_pvc(claim)
+        except FieldError as exc:
+            raise FieldError(f"spec.volumeClaimTemplates[{i}].{exc.field}", exc.message) from None
+
+
+def _int_or_percent(value: object, field: str) -> None:
+    if value is None or (type(value) is str and value.endswith("%") and value[:-1].isascii()
+                         and value[:-1].isdigit() and int(value[:-1]) <= 100):
+        return
+    if type(value) is str:
+        raise FieldError(field, f"{describe(value)} is neither an integer nor a percentage like 50%")
+    as_int(value, field, maximum=INT32_MAX)
 
 
 def _int_field(spec: Json, key: str, *, required: bool, minimum: int = 0) -> int | None:

@@ -115,6 +115,18 @@ P = "Pod/default/p1"
                  id="csi-driver-name-number"),
     pytest.param("Namespace", "metadata.labels", {"team": 5}, "Namespace/default", "metadata.labels.team",
                  id="namespace-label-number"),
+    pytest.param("PersistentVolumeClaim", "metadata.labels", 5, "PersistentVolumeClaim/default/data",
+                 "metadata.labels", id="claim-labels-number"),
+    pytest.param("PersistentVolumeClaim", "spec.resources.limits", {"storage": "-1Gi"},
+                 "PersistentVolumeClaim/default/data", "spec.resources.limits.storage", id="claim-negative-limit"),
+    pytest.param("PersistentVolume", "apiVersion", ["v1"], "PersistentVolume/pv1", "apiVersion",
+                 id="api-version-list"),
+    pytest.param("Pod", "spec.volumes[0]", {"name": "tmp", "emptyDir": {"sizeLimit": "-1Gi"}}, P,
+                 "spec.volumes[0].emptyDir.sizeLimit", id="negative-size-limit"),
+    pytest.param("ReplicaSet", "spec.selector", {"matchLabels": {"app": ["web"]}}, "ReplicaSet/default/web",
+                 "spec.selector.matchLabels.app", id="controller-selector-list-value"),
+    pytest.param("StorageClass", "metadata.creationTimestamp", "soon", "StorageClass/rok",
+                 "metadata.creationTimestamp", id="class-bad-time"),
 ])
 def test_bad_field(cli: Run, tmp_path: Path, *, kind: str, path: str, value: Any, ref: str, field: str) -> None:
     snapshot = write(tmp_path, broken(kind, path, value))
@@ -203,6 +215,25 @@ def test_unquoted_yaml_timestamps_are_read(cli: Run, tmp_path: Path) -> None:
                  "1}}}]}\n---\nkind: Pod\nmetadata: {name: b}\nspec: {containers: [{resources: {requests: "
                  "{cpu: true, memory: 1}}}]}\n", ("Pod/b: spec.containers[0].resources.requests.cpu",),
                  id="memo-does-not-confuse-true-and-1"),
+    pytest.param("kind: Node\nmetadata:\n  name: a\n  name: b\n", ("invalid YAML at line 4", "duplicate key 'name'"),
+                 id="duplicate-yaml-key"),
+    pytest.param("kind: Node\nmetadata: {name: w1}\nstatus: {capacity: {cpu: '1'}}\n---\nkind: Node\nmetadata: "
+                 "{name: w2}\nstatus: {capacity: {cpu: '-1'}}\n", ("Node/w2: status.capacity.cpu: ",),
+                 id="second-document-names-its-object"),
+    pytest.param("kind: StatefulSet\nmetadata: {name: db}\nspec:\n  volumeClaimTemplates:\n  - metadata: {name: data}"
+                 "\n    spec: {resources: {requests: {storage: -1Gi}}}\n",
+                 ("StatefulSet/db: spec.volumeClaimTemplates[0].spec.resources.requests.storage: ",),
+                 id="claim-template-negative"),
+    pytest.param("kind: Deployment\nmetadata: {name: web}\nspec: {template: {spec: {containers: [{name: c, "
+                 "resources: {requests: {cpu: '-1'}}}]}}}\n",
+                 ("Deployment/web: spec.template.spec.containers[0].resources.requests.cpu: ",),
+                 id="deployment-template-negative"),
+    pytest.param("kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: 5}]}\n",
+                 ("Pod/p: spec.containers[0].image: expected a string",), id="image-number"),
+    pytest.param("kind: PodDisruptionBudget\nmetadata: {name: b}\nspec: {minAvailable: lots}\n",
+                 ("PodDisruptionBudget/b: spec.minAvailable: ",), id="budget-min-available-word"),
+    pytest.param("kind: PersistentVolume\nmetadata: {name: v}\nspec: {persistentVolumeReclaimPolicy: Keep}\n",
+                 ("PersistentVolume/v: spec.persistentVolumeReclaimPolicy: unknown policy",), id="reclaim-policy"),
 ])
 def test_bad_documents(cli: Run, tmp_path: Path, text: str, parts: tuple[str, ...]) -> None:
     snapshot = write(tmp_path, text)

@@ -41,10 +41,30 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
+#: Fields the converters read, to add where they are absent.
+KEYS = ["metadata", "spec", "status", "labels", "annotations", "name", "namespace", "kind", "items", "hostPort",
+        "containerPort", "tolerations", "affinity", "nodeSelector", "topologySpreadConstraints", "initContainers",
+        "overhead", "limits", "requests", "volumes", "emptyDir", "sizeLimit", "hostPath", "ephemeral", "claimRef",
+        "nodeAffinity", "allowedTopologies", "selector", "matchExpressions", "template", "nodes", "targetSize",
+        "deletionTimestamp", "conditions", "taints", "unschedulable", "rok.arrikto.com/capacity", "priority"]
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        value = value[step]
+    return value
+
+
 def _corrupt(objects: list[Any], data: st.DataObject) -> None:
     target = data.draw(st.integers(0, len(objects) - 1), label="object")
-    if data.draw(st.integers(0, 9), label="action") == 0:
+    action = data.draw(st.integers(0, 9), label="action")
+    if action == 0:
         objects.append(json.loads(json.dumps(objects[target])))  # a duplicate
+        return
+    if action <= 3:
+        maps = [p for p in [(), *_paths(objects[target])] if isinstance(_at(objects[target], p), dict)]
+        where = _at(objects[target], data.draw(st.sampled_from(maps), label="map"))
+        where[data.draw(st.sampled_from(KEYS), label="key")] = data.draw(VALUES, label="added")
         return
     paths = _paths(objects[target])
     path = data.draw(st.sampled_from(paths), label="path")

@@ -79,3 +79,32 @@ def test_error_suggests_valid_forms() -> None:
 def test_memoized_results_are_stable() -> None:
     assert parse_quantity("3Gi") == parse_quantity("3Gi") == 3 * GiB
     assert parse_cpu_millis("250m") == parse_cpu_millis("250m") == 250
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    pytest.param("-1", "is negative", id="negative-string"),
+    pytest.param(-1, "is negative", id="negative-integer"),
+    pytest.param(-0.5, "is negative", id="negative-float"),
+    pytest.param(2**63, "out of range", id="beyond-int64"),
+    pytest.param("9223372036854775808", "out of range", id="beyond-int64-string"),
+    pytest.param("8Ei", "out of range", id="eight-exbibytes"),
+    pytest.param("1e9999999999", "out of range", id="huge-exponent"),
+    pytest.param(float("inf"), "not a finite quantity", id="infinity"),
+    pytest.param(float("nan"), "not a finite quantity", id="nan"),
+    pytest.param("\u0661\u0662", "is not a quantity", id="arabic-indic-digits"),
+    pytest.param("\uff11Gi", "is not a quantity", id="full-width-digit"),
+    pytest.param("1" * 100, "longer than 64 characters", id="overlong"),
+])
+@pytest.mark.parametrize("parse", [parse_quantity, parse_cpu_millis], ids=["quantity", "cpu"])
+def test_unusable_quantities(value: object, message: str, parse: Callable[[object], int]) -> None:
+    with pytest.raises(QuantityError, match=message):
+        parse(value)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    pytest.param("1e-999999", 1, id="tiny-exponent-rounds-up"),
+    pytest.param("0e999999", 0, id="zero-with-huge-exponent"),
+    pytest.param("9223372036854775807", 2**63 - 1, id="int64-max"),
+])
+def test_extreme_but_valid(text: str, value: int) -> None:
+    assert parse_quantity(text) == value
