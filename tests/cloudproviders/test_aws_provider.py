@@ -15,7 +15,7 @@ from moto.autoscaling.models import autoscaling_backends
 from moto.core.models import DEFAULT_ACCOUNT_ID
 
 from cloudproviders.aws.provider import AwsProvider
-from cloudproviders.config import ProviderConfig, StaticGroup
+from cloudproviders.config import ProviderConfig, StaticGroup, load_provider
 from cloudproviders.interface import CloudError, InstanceErrorClass, InstanceState
 from kube.model import Node
 from tests.cloudproviders.aws_world import CLUSTER_TAGS, DISCOVERY, REGION, AwsWorld, aws_env
@@ -286,3 +286,19 @@ def test_instances_follow_their_lifecycle_state_and_terminating_ones_are_not_del
         "i-placeholder-general-0": InstanceState.CREATING}
     group.delete_nodes([node_of(f"aws:///us-east-1a/{ids['Terminating:Wait']}")])
     assert "TerminateInstanceInAutoScalingGroup" not in world.faults.calls
+
+
+def test_throttled_reads_are_retried_after_the_advised_wait(world: AwsWorld) -> None:
+    world.group("general", min_size=0, max_size=5, desired=1, instance_type="m5.xlarge")
+    world.faults.fail("DescribeAutoScalingGroups", 400, "Throttling", "Rate exceeded")
+    world.faults.fail("DescribeAutoScalingGroups", 503, "ServiceUnavailable", "try again")
+    provider = world.provider(static=[StaticGroup(0, 5, "general")])
+    assert [g.target_size() for g in provider.node_groups()] == [1]
+    assert world.sleeps == [1.0, 2.0]
+
+
+def test_load_provider_builds_the_aws_provider(world: AwsWorld) -> None:
+    world.group("general", min_size=0, max_size=5, desired=1, instance_type="m5.xlarge")
+    provider = load_provider("aws", ProviderConfig(static_groups=(StaticGroup(0, 5, "general"),)))
+    provider.refresh()
+    assert (provider.name, [g.name for g in provider.node_groups()]) == ("aws", ["general"])
