@@ -15,6 +15,7 @@ from moto.autoscaling.models import autoscaling_backends
 from moto.core.models import DEFAULT_ACCOUNT_ID
 
 from cloudproviders.aws.provider import AwsProvider
+from cloudproviders.aws.settings import parse_auto_discovery
 from cloudproviders.config import ProviderConfig, StaticGroup, load_provider
 from cloudproviders.interface import CloudError, InstanceErrorClass, InstanceState
 from kube.model import Node
@@ -302,3 +303,20 @@ def test_load_provider_builds_the_aws_provider(world: AwsWorld) -> None:
     provider = load_provider("aws", ProviderConfig(static_groups=(StaticGroup(0, 5, "general"),)))
     provider.refresh()
     assert (provider.name, [g.name for g in provider.node_groups()]) == ("aws", ["general"])
+
+
+def test_an_on_demand_refresh_neither_adds_nor_drops_groups(world: AwsWorld) -> None:
+    world.group("general", min_size=0, max_size=5, desired=1, instance_type="m5.xlarge", tags=CLUSTER_TAGS)
+    clock = Clock()
+    provider = AwsProvider(ProviderConfig(auto_discovery=(DISCOVERY,)), world.api(),
+                           [parse_auto_discovery(DISCOVERY)], {}, clock=clock)
+    provider.refresh()
+    world.group("newcomer", min_size=0, max_size=5, desired=1, instance_type="m5.xlarge", tags=CLUSTER_TAGS)
+    world.autoscaling.delete_auto_scaling_group(AutoScalingGroupName="general", ForceDelete=True)
+    clock.now += 30
+    (stranger,) = world.instance_ids("newcomer")
+    assert provider.node_group_for(node_of(f"aws:///us-east-1a/{stranger}")) is None
+    assert [g.name for g in provider.node_groups()] == ["general"]
+    clock.now += 60
+    provider.refresh()
+    assert [g.name for g in provider.node_groups()] == ["newcomer"]
