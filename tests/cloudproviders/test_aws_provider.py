@@ -320,3 +320,17 @@ def test_an_on_demand_refresh_neither_adds_nor_drops_groups(world: AwsWorld) -> 
     clock.now += 60
     provider.refresh()
     assert [g.name for g in provider.node_groups()] == ["newcomer"]
+
+
+def test_a_placeholder_aws_has_meanwhile_started_is_not_deleted_by_lowering_the_target(world: AwsWorld) -> None:
+    world.group("nvme", min_size=0, max_size=5, desired=0, instance_type="i3.2xlarge")
+    world.faults.lag_launches = True
+    provider = world.provider(static=[StaticGroup(0, 5, "nvme")])
+    group = provider.node_groups()[0]
+    group.increase_size(1)
+    (placeholder,) = group.instances()
+    world.faults.lag_launches = False
+    world.autoscaling.set_desired_capacity(AutoScalingGroupName="nvme", DesiredCapacity=1)  # AWS starts it
+    with pytest.raises(CloudError, match="attempt to delete existing instances"):
+        group.delete_nodes([node_of(placeholder.id)])
+    assert len(world.instance_ids("nvme")) == 1
