@@ -125,16 +125,20 @@ def call(policy: RetryPolicy, what: str, operation: Callable[[], T]) -> T:
         try:
             return operation()
         except (ClientError, BotoCoreError) as error:
-            translated = translate(error, what)
-            if isinstance(translated, Transient):
-                log.warning("aws call failed, will retry", extra={"call": what, "error": str(translated)})
-            raise translated from error
+            raise translate(error, what) from error
+
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        # Logged only when a retry follows; the final failure is the caller's to report.
+        error = state.outcome.exception() if state.outcome is not None else None
+        log.warning("aws call failed, retrying", extra={"call": what, "error": str(error),
+                                                         "attempt": state.attempt_number})
 
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(max(1, policy.attempts)),
         retry=tenacity.retry_if_exception_type(Transient),
         wait=policy.wait_seconds,
         sleep=policy.sleep,
+        before_sleep=before_sleep,
         reraise=True,
     )
     return retrying(once)

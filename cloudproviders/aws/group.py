@@ -134,7 +134,8 @@ class AsgNodeGroup:
                 self._state, desired=self._state.desired - 1,
                 instances=tuple(i for i in self._state.instances if i.instance_id != instance_id))
         if placeholders:
-            self._set_desired(self._state.desired - placeholders)
+            # Same check as decrease_target_size: never let AWS pick a started instance to drop.
+            self.decrease_target_size(-placeholders)
 
     def decrease_target_size(self, delta: int) -> None:
         if delta >= 0:

@@ -9,7 +9,9 @@ scaling activities, so placeholders carry the launch error. Any failure raises
 ``node_group_for`` maps ``spec.providerID`` (``aws:///<zone>/<instance-id>``) through an
 instance index; an unknown instance ID triggers one on-demand refresh (a node that
 registered after the last refresh), at most once per ``on_demand_min_seconds`` so nodes
-outside every group (control plane, unmanaged) do not cause a refresh each.
+outside every group (control plane, unmanaged) do not cause a refresh each. That refresh
+updates the known groups only (new or vanished groups wait for the timed one), and its
+failure raises ``CloudError`` from ``node_group_for``, as CA's ``NodeGroupForNode`` errors.
 
 A static group (``--nodes``) that AWS does not list is logged and left out, as CA does.
 """
@@ -67,7 +69,7 @@ class AwsProvider:
         group = self._by_instance.get(instance_id)
         if group is None and self._on_demand_allowed():
             log.info("unknown instance, refreshing node groups", extra={"node": node.name, "instance": instance_id})
-            self.force_refresh()
+            self.force_refresh(keep_group_set=True)
             group = self._by_instance.get(instance_id)
         return group
 
@@ -80,8 +82,12 @@ class AwsProvider:
     def _on_demand_allowed(self) -> bool:
         return self._refreshed_at is None or self._clock() - self._refreshed_at >= self._on_demand_min
 
-    def force_refresh(self) -> None:
-        """Read every group now (DescribeAutoScalingGroups, then DescribeScalingActivities where needed)."""
+    def force_refresh(self, *, keep_group_set: bool = False) -> None:
+        """Read every group now (DescribeAutoScalingGroups, then DescribeScalingActivities where needed).
+
+        ``keep_group_set``: update the known groups only, neither adding nor dropping one (an
+        on-demand refresh in the middle of a loop must not change the list the loop holds).
+        """
         raw = self._api.groups_named(list(self._static)) if self._static else []
         for spec in self._discovery:
             raw.extend(self._api.groups_matching(spec.filters()))
@@ -99,6 +105,8 @@ class AwsProvider:
                 error = launch_error(self._api.recent_activities(name), since)
                 if error is not None:
                     states[name] = dataclasses.replace(state, launch_error=error)
+        if keep_group_set and self._groups:
+            states = {name: states.get(name, group.state) for name, group in self._groups.items()}
         self._install(states)
         self._refreshed_at = self._clock()
 

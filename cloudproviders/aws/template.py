@@ -14,7 +14,9 @@ Storage (this project's addition): an instance type with NVMe instance store get
 max-capacity label, in bytes, from ``InstanceStorageInfo.TotalSizeInGB`` (AWS's GB are
 10^9 bytes), so storage-aware scale-up from zero works; a ``.../label/<max-capacity-label>``
 tag overrides it (a byte count, or a quantity such as ``1700Gi``), e.g. for disks that
-lose space to formatting or RAID. ``Node.max_local_bytes`` follows the label.
+lose space to formatting or RAID; ``0`` declares that the group has no local storage
+(its template then holds no local volume, instead of being assumed unbounded as a group
+the cloud knows nothing about). ``Node.max_local_bytes`` follows the label.
 """
 
 from __future__ import annotations
@@ -116,11 +118,13 @@ def _max_local_bytes(group: str, labels: Mapping[str, str], instance_type: Insta
         return None
     try:
         parsed = parse_quantity(value)
+        if parsed < 0:
+            raise ValueError(value)
     except (QuantityError, ValueError):
         log.warning("ignoring a bad max-capacity template tag",
                     extra={"node_group": group, "label": names.max_capacity_label, "value": value})
         return instance_type.local_nvme_bytes or None
-    return parsed if parsed > 0 else None
+    return parsed
 
 
 def _resources(group: str, instance_type: InstanceTypeInfo, tags: Mapping[str, str],

@@ -109,3 +109,10 @@ def test_other_errors_are_not_retried(error: Exception) -> None:
     with pytest.raises(CloudError):
         call(RetryPolicy(sleep=sleeps.append), "x", flaky)
     assert flaky.calls == 1 and sleeps == []
+
+
+def test_only_retries_are_logged(caplog: pytest.LogCaptureFixture) -> None:
+    flaky = Flaky(*[client_error("Throttling")] * 3)
+    with pytest.raises(Transient):
+        call(RetryPolicy(attempts=3, sleep=lambda _: None), "DescribeAutoScalingGroups", flaky)
+    assert [r.getMessage() for r in caplog.records] == ["aws call failed, retrying"] * 2

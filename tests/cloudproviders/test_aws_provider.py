@@ -15,7 +15,8 @@ from moto.autoscaling.models import autoscaling_backends
 from moto.core.models import DEFAULT_ACCOUNT_ID
 
 from cloudproviders.aws.provider import AwsProvider
-from cloudproviders.config import ProviderConfig, StaticGroup
+from cloudproviders.aws.settings import parse_auto_discovery
+from cloudproviders.config import ProviderConfig, StaticGroup, load_provider
 from cloudproviders.interface import CloudError, InstanceErrorClass, InstanceState
 from kube.model import Node
 from tests.cloudproviders.aws_world import CLUSTER_TAGS, DISCOVERY, REGION, AwsWorld, aws_env
@@ -286,3 +287,50 @@ def test_instances_follow_their_lifecycle_state_and_terminating_ones_are_not_del
         "i-placeholder-general-0": InstanceState.CREATING}
     group.delete_nodes([node_of(f"aws:///us-east-1a/{ids['Terminating:Wait']}")])
     assert "TerminateInstanceInAutoScalingGroup" not in world.faults.calls
+
+
+def test_throttled_reads_are_retried_after_the_advised_wait(world: AwsWorld) -> None:
+    world.group("general", min_size=0, max_size=5, desired=1, instance_type="m5.xlarge")
+    world.faults.fail("DescribeAutoScalingGroups", 400, "Throttling", "Rate exceeded")
+    world.faults.fail("DescribeAutoScalingGroups", 503, "ServiceUnavailable", "try again")
+    provider = world.provider(static=[StaticGroup(0, 5, "general")])
+    assert [g.target_size() for g in provider.node_groups()] == [1]
+    assert world.sleeps == [1.0, 2.0]
+
+
+def test_load_provider_builds_the_aws_provider(world: AwsWorld) -> None:
+    world.group("general", min_size=0, max_size=5, desired=1, instance_type="m5.xlarge")
+    provider = load_provider("aws", ProviderConfig(static_groups=(StaticGroup(0, 5, "general"),)))
+    provider.refresh()
+    assert (provider.name, [g.name for g in provider.node_groups()]) == ("aws", ["general"])
+
+
+def test_an_on_demand_refresh_neither_adds_nor_drops_groups(world: AwsWorld) -> None:
+    world.group("general", min_size=0, max_size=5, desired=1, instance_type="m5.xlarge", tags=CLUSTER_TAGS)
+    clock = Clock()
+    provider = AwsProvider(ProviderConfig(auto_discovery=(DISCOVERY,)), world.api(),
+                           [parse_auto_discovery(DISCOVERY)], {}, clock=clock)
+    provider.refresh()
+    world.group("newcomer", min_size=0, max_size=5, desired=1, instance_type="m5.xlarge", tags=CLUSTER_TAGS)
+    world.autoscaling.delete_auto_scaling_group(AutoScalingGroupName="general", ForceDelete=True)
+    clock.now += 30
+    (stranger,) = world.instance_ids("newcomer")
+    assert provider.node_group_for(node_of(f"aws:///us-east-1a/{stranger}")) is None
+    assert [g.name for g in provider.node_groups()] == ["general"]
+    clock.now += 60
+    provider.refresh()
+    assert [g.name for g in provider.node_groups()] == ["newcomer"]
+
+
+def test_a_placeholder_aws_has_meanwhile_started_is_not_deleted_by_lowering_the_target(world: AwsWorld) -> None:
+    world.group("nvme", min_size=0, max_size=5, desired=0, instance_type="i3.2xlarge")
+    world.faults.lag_launches = True
+    provider = world.provider(static=[StaticGroup(0, 5, "nvme")])
+    group = provider.node_groups()[0]
+    group.increase_size(1)
+    (placeholder,) = group.instances()
+    world.faults.lag_launches = False
+    world.autoscaling.set_desired_capacity(AutoScalingGroupName="nvme", DesiredCapacity=1)  # AWS starts it
+    with pytest.raises(CloudError, match="attempt to delete existing instances"):
+        group.delete_nodes([node_of(placeholder.id)])
+    assert len(world.instance_ids("nvme")) == 1

@@ -77,14 +77,15 @@ def test_template_from_the_instance_type(world: AwsWorld, launch: Mapping[str, A
     pytest.param("1900000000000", 1_900_000_000_000, id="bytes"),
     pytest.param("1700Gi", 1700 * GIB, id="quantity"),
     pytest.param("lots", 1_875_000_000_000, id="bad-falls-back-to-instance-store"),
-    pytest.param("0", None, id="zero-means-none"),
+    pytest.param("-1", 1_875_000_000_000, id="negative-falls-back-to-instance-store"),
+    pytest.param("0", 0, id="zero-declares-no-local-storage"),
 ])
 def test_a_max_capacity_tag_overrides_the_instance_store(world: AwsWorld, tag: str, local: int | None) -> None:
     template = the_group(world, instance_type="i4i.2xlarge",
                          tags={LABEL + NAMES.max_capacity_label: tag}).template_node()
     assert template is not None
     assert template.max_local_bytes == local
-    assert template.labels.get(NAMES.max_capacity_label) == (str(local) if local else None)
+    assert template.labels.get(NAMES.max_capacity_label) == (str(local) if local is not None else None)
 
 
 def test_a_max_capacity_tag_gives_local_storage_to_a_type_without_instance_store(world: AwsWorld) -> None:

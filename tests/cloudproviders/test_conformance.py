@@ -71,7 +71,9 @@ def test_template_from_zero_carries_the_local_disk(harness: Harness) -> None:
     nvme = group_named(harness.provider(), NVME)
     template = nvme.template_node()
     assert template is not None
-    assert (template.allocatable.cpu, template.allocatable.memory) == (8000, 64 * GIB)
+    # Capacity is the instance type's; allocatable may be lower (clouds that subtract kube-reserved, as GCE's).
+    assert (template.capacity.cpu, template.capacity.memory) == (8000, 64 * GIB)
+    assert 0 < template.allocatable.cpu <= 8000 and 0 < template.allocatable.memory <= 64 * GIB
     assert template.labels[NAMES.max_capacity_label] == str(NVME_BYTES)
     assert template.max_local_bytes == NVME_BYTES
     assert template.labels["kubernetes.io/os"] == "linux"
@@ -82,14 +84,17 @@ def test_template_from_zero_carries_the_local_disk(harness: Harness) -> None:
 def test_the_general_template_has_no_local_disk(harness: Harness) -> None:
     template = group_named(harness.provider(), GENERAL).template_node()
     assert template is not None
-    assert (template.allocatable.cpu, template.allocatable.memory) == (4000, 16 * GIB)
+    assert (template.capacity.cpu, template.capacity.memory) == (4000, 16 * GIB)
     assert template.max_local_bytes is None
     assert NAMES.max_capacity_label not in template.labels
 
 
-def test_groups_know_their_price(harness: Harness) -> None:
-    for group in harness.provider().node_groups():
-        assert isinstance(group, Priced), group.name
+def test_priced_groups_know_a_positive_price(harness: Harness) -> None:
+    """``Priced`` is optional; a group that has it prices both conformance shapes."""
+    priced = [g for g in harness.provider().node_groups() if isinstance(g, Priced)]
+    if not priced:
+        pytest.skip(f"{harness.name}: groups are not Priced")
+    for group in priced:
         price = group.price_per_hour()
         assert price is not None and price > 0, group.name
 
