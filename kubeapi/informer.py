@@ -25,7 +25,7 @@ from kube.convert import Converter, InputError
 from kube.names import StorageNames
 from kubeapi.gcpause import collector_paused
 from kubeapi.kinds import Key, Kind, convert_one, key_of
-from kubeapi.transport import Expired, Transport
+from kubeapi.transport import DROPPED, Expired, ListBody, Transport, decode_item
 
 __all__ = ["Informer", "Listener"]
 
@@ -134,28 +134,27 @@ class Informer:
             query.append(("fieldSelector", self.kind.field_selector))
         started = time.perf_counter()
         try:
-            body = self._transport.request("GET", self.path, query=query, verb="LIST",
-                                           what=f"list {self.kind.name}")
+            body = self._transport.list(self.path, query=query, what=f"list {self.kind.name}")
         except NotFound:
             if not self.kind.optional:
                 raise
             log.warning("%s: not served by this API server; treated as empty", self.kind.name)
-            body = {"metadata": {"resourceVersion": ""}, "items": []}
+            body = ListBody()
         fetched = time.perf_counter()
-        items = body.get("items") or []
+        items = body.items or []
         fresh = _Tables()
         for i in range(len(items)):
-            obj = items[i]
-            items[i] = None  # drop the raw object as soon as it is converted
-            self._convert_into(obj, fresh)
+            raw = items[i]
+            items[i] = DROPPED  # let go of each item as soon as it is converted
+            self._convert_into(decode_item(raw), fresh)
         with self._lock:
             self.store, self.warnings, self.failed, self.index = fresh.store, fresh.warnings, fresh.failed, fresh.index
-            self.resource_version = str((body.get("metadata") or {}).get("resourceVersion") or "")
+            self.resource_version = body.metadata.resourceVersion
             self.synced = True
             self.down = None
             self.relists += 1
         self._on_change(self.kind.name, "SYNCED", None)
-        log.info("%s: listed %d at resourceVersion %s (fetch and decode %.2fs, convert %.2fs)", self.kind.name,
+        log.info("%s: listed %d at resourceVersion %s (fetch %.2fs, decode and convert %.2fs)", self.kind.name,
                  len(self.store), self.resource_version, fetched - started, time.perf_counter() - fetched)
 
     def _convert_into(self, obj: Json, tables: _Tables) -> None:
