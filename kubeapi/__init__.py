@@ -16,6 +16,8 @@ Public entry points (import from ``kubeapi``)::
         watch_seconds=300,         # server-side timeout of one watch (it is then reopened)
         retry=RetryPolicy(),       # tenacity attempts/backoff for transient errors and 409s
         may_act=None,              # e.g. elector.is_leader: every mutating call is refused when False
+        kinds=None,                # None: every cache; or a subset of kubeapi.kinds.KINDS names, e.g.
+                                   # ("nodes", "pods", "persistentvolumeclaims") for a reader
     )                              # raises ConfigError (one line) on a bad kubeconfig
     api.start(); api.wait_synced(timeout=60); api.synced; api.stop()
     api.list_objects()             # ClusterObjects from memory, or raises ViewUnavailable(reason)
@@ -35,6 +37,10 @@ The caches (``api.caches``, a ``Caches``) return ``kube.model`` objects::
     caches.add_listener(fn)    # fn(cache_name, "ADDED"|"MODIFIED"|"DELETED"|"SYNCED", model object or None),
                                # called on the informer's thread after the change is applied
     caches.informers[name]     # per kind: synced, down, resource_version, relists, watch_errors
+
+Cache names (``kubeapi.kinds.KINDS``): nodes, pods, persistentvolumeclaims, persistentvolumes,
+storageclasses, csinodes, csidrivers, csistoragecapacities, poddisruptionbudgets, namespaces,
+replicasets, statefulsets, deployments, daemonsets, jobs, replicationcontrollers, priorityconfig.
 
 Leader election on a ``coordination.k8s.io/v1`` Lease::
 

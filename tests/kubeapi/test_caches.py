@@ -177,3 +177,18 @@ def test_token_bucket(qps: float, burst: int, calls: int, waited: float) -> None
         bucket.acquire()
     assert bucket.waited == pytest.approx(waited)
     assert now[0] == pytest.approx(waited)
+
+
+def test_a_reader_runs_only_the_caches_it_names(api: FakeAPIServer, tmp_path: Path) -> None:
+    _seed(api, nodes=1)
+    reader = connect(api, tmp_path, kinds=("nodes", "pods"))
+    reader.start()
+    try:
+        assert reader.wait_synced(5.0)
+        assert sorted(reader.caches.informers) == ["nodes", "pods"]
+        assert len(reader.caches.pods()) == 2
+        assert {r.path for r in api.requests("GET", watch=False)} == {"/api/v1/nodes", "/api/v1/pods"}
+    finally:
+        reader.stop()
+    with pytest.raises(ValueError, match="unknown caches"):
+        connect(api, tmp_path, kinds=("nodes", "gadgets"))
