@@ -44,6 +44,11 @@ replicasets, statefulsets, deployments, daemonsets, jobs, replicationcontrollers
 
 Leader election on a ``coordination.k8s.io/v1`` Lease::
 
+    elector = api.elect("cluster-autoscaler", identity)   # in api.namespace; gates api's writes
+    elector.start(); elector.is_leader(); elector.stop()   # stop() releases the lease
+
+or by hand::
+
     elector = LeaderElector(api.transport, namespace, "cluster-autoscaler", identity,
                             lease_duration=15, renew_deadline=10, retry_period=2,
                             on_started=..., on_stopped=...)

@@ -20,6 +20,7 @@ from kubeapi.caches import Caches
 from kubeapi.config import api_client
 from kubeapi.events import COMPONENT
 from kubeapi.kinds import KINDS
+from kubeapi.leader import LeaderElector
 from kubeapi.ratelimit import TokenBucket
 from kubeapi.transport import Timeout, Transport
 
@@ -69,6 +70,20 @@ class KubeClusterAPI:
         transport = Transport(api_client(path, context=context), TokenBucket(qps, burst), timeout=timeout)
         return cls(transport, namespace=namespace, storage=storage, identity=identity, watch_seconds=watch_seconds,
                    retry=retry, backoff=backoff, may_act=may_act, kinds=kinds)
+
+    def elect(self, lease: str, identity: str, *, lease_duration: float = 15.0, renew_deadline: float = 10.0,
+              retry_period: float = 2.0, on_started: Callable[[], None] | None = None,
+              on_stopped: Callable[[], None] | None = None) -> LeaderElector:
+        """A ``LeaderElector`` on the Lease ``namespace/lease``, and act only while it leads.
+
+        Every mutating call raises ``NotLeader`` unless ``elector.is_leader()`` (call
+        ``start()`` on the elector; ``stop()`` releases the lease).
+        """
+        elector = LeaderElector(self.transport, self.namespace, lease, identity, lease_duration=lease_duration,
+                                renew_deadline=renew_deadline, retry_period=retry_period, on_started=on_started,
+                                on_stopped=on_stopped)
+        self.acting.may_act = elector.is_leader
+        return elector
 
     # --- life cycle -----------------------------------------------------
     def start(self) -> None:
