@@ -62,6 +62,7 @@ class Informer:
         self.down: str | None = "not listed yet"
         self.relists = 0
         self.watch_errors = 0
+        self._failures = 0  # consecutive failures of the current outage
         self._stop = threading.Event()
         self._stream: Any = None
         self._thread = threading.Thread(target=self._run, name=f"informer-{kind.name}", daemon=True)
@@ -101,11 +102,14 @@ class Informer:
                 if self._stop.is_set():
                     break
                 with self._lock:
-                    first = self.down is None
                     self.down = f"watch of {self.kind.name} lost: {exc}"
                     self.watch_errors += 1
-                if first or need_list:
-                    log.warning("%s: %s; retrying in %.1fs", self.kind.name, exc, delay)
+                # Logged once per outage (and once when it ends), counted every time.
+                if self._failures == 0:
+                    log.warning("%s: %s; retrying with backoff", self.kind.name, exc)
+                else:
+                    log.debug("%s: %s; retrying in %.1fs", self.kind.name, exc, delay)
+                self._failures += 1
                 self._stop.wait(delay)
                 delay = min(delay * 2, self._backoff[1])
             except Exception as exc:
@@ -122,10 +126,16 @@ class Informer:
                 self._stop.wait(delay)
                 delay = min(delay * 2, self._backoff[1])
 
+    def _recovered(self) -> None:
+        if self._failures:
+            log.warning("%s: watching again after %d failed attempts", self.kind.name, self._failures)
+            self._failures = 0
+
     # --- list -----------------------------------------------------------
     def _list(self) -> None:
         with collector_paused():
             self._list_paused()
+        self._recovered()
 
     def _list_paused(self) -> None:
         # rv=0 on the first LIST lets a real API server answer from its watch cache.
@@ -186,6 +196,7 @@ class Informer:
             return
         with self._lock:
             self.down = None
+        self._recovered()
         try:
             for event in stream:
                 self._apply(event)

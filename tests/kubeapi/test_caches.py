@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -97,7 +98,9 @@ def test_listener_hears_changes(api: FakeAPIServer, cluster: KubeClusterAPI) -> 
     pytest.param("timeout", id="timeout"),
 ])
 def test_list_failure_keeps_the_view_unavailable_until_it_succeeds(api: FakeAPIServer, tmp_path: Path,
-                                                                  outcome: int | str) -> None:
+                                                                  outcome: int | str,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="kubeapi.informer")
     _seed(api, nodes=1)
     api.fail(r"/api/v1/pods$", outcome, times=2, watch=False, delay=1.5)
     cluster = connect(api, tmp_path)
@@ -106,6 +109,9 @@ def test_list_failure_keeps_the_view_unavailable_until_it_succeeds(api: FakeAPIS
         eventually(lambda: cluster.caches.informers["pods"].watch_errors >= 1, what="a failed LIST")
         assert cluster.wait_synced(5.0)
         assert len(cluster.list_objects().pods) == 2
+        assert cluster.caches.informers["pods"].watch_errors == 2
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pods:")]
+        assert len(said) == 2, f"one line when the outage starts, one when it ends: {said}"
     finally:
         cluster.stop()
 
