@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -86,6 +87,7 @@ class Acting:
         self.may_act = may_act
         #: Failures that were given up on, by operation (``taint``, ``evict``, ``event``, ...).
         self.failures: Counter[str] = Counter()
+        self._failures_lock = threading.Lock()
         self.events = EventRecorder(transport, identity)
 
     # --- plumbing -------------------------------------------------------
@@ -101,7 +103,8 @@ class Acting:
         try:
             return retrying(call)
         except ClusterAPIError:
-            self.failures[op] += 1
+            with self._failures_lock:
+                self.failures[op] += 1
             raise
 
     def _on_conflict(self, call: Callable[[], T], op: str) -> T:

@@ -10,7 +10,8 @@ What it serves (enough for the live adapter, faithful where the adapter depends 
   than the history (``state.compact()`` also ends open watches that way);
 * GET, POST (create), PUT (409 on a stale resourceVersion), PATCH (merge, strategic
   merge, JSON patch; a resourceVersion in a merge patch is a precondition), DELETE;
-* ``pods/{name}/eviction``: 201, 429 when a PDB allows no disruption, 404 when gone;
+* ``pods/{name}/eviction``: 201, 429 when a PDB allows no disruption, 404 when gone
+  (``state.graceful_deletion``: the pod stays terminating until the test removes it);
 * fault injection (``fail``): the next N requests matching a path answer a status,
   hang past the client's timeout, or (watches) stream a 410;
 * a request log and ``read_only``: every mutating call is recorded, and refused
@@ -273,7 +274,9 @@ class _Handler(BaseHTTPRequestHandler):
                 raise ApiError(405, "MethodNotAllowed", f"{method} on a collection")
             return
         if route.subresource == "eviction" and res.kind == "Pod" and method == "POST":
-            state.evict(ns, route.name)
+            options = (request.body or {}).get("deleteOptions") or {}
+            grace = options.get("gracePeriodSeconds")
+            state.evict(ns, route.name, int(grace) if grace is not None else None)
             self._send(201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201})
         elif route.subresource is not None:
             raise ApiError(404, "NotFound", f"no subresource {route.subresource} here")
