@@ -305,6 +305,11 @@ class FakeState:
         with self.cond:
             return sorted(n for _, n in self._store.get(resource.key, {}))
 
+    def objects(self) -> list[Json]:
+        """Every stored object (copies), as a ``kubectl get -o json`` dump would list them."""
+        with self.cond:
+            return [copy.deepcopy(e.obj) for table in self._store.values() for e in table.values()]
+
     def compact(self) -> None:
         """Forget the whole history: open watches and any watch from an older version get 410 Gone."""
         with self.cond:
