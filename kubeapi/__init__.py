@@ -24,6 +24,13 @@ Public entry points (import from ``kubeapi``)::
     api.unavailable_count, api.last_unavailable      # loops refused a view, and why
     api.transport.calls            # Counter of requests by "VERB resource" ("LIST pods", "PATCH nodes")
     api.acting.failures            # Counter of operations given up on ("taint", "evict", "event", ...)
+    api.acting.events.dropped      # Events dropped by the per-object spam filter (repeats are counted
+                                   # on the existing Event, as client-go's recorder does)
+    api.transport.request(method, path, body=..., content_type=...)   # raw JSON, rate-limited, typed errors
+
+The ``ClusterAPI`` methods (taint_node, untaint_node, evict_pod, delete_pod, record_event,
+write_status) retry transient errors (RetryPolicy) and conflicts; evict_pod returns
+REFUSED on 429 (a PDB) and GONE on 404; record_event never raises on API errors.
 
 The caches (``api.caches``, a ``Caches``) return ``kube.model`` objects::
 
