@@ -220,7 +220,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self, method: str) -> None:
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        body = self._body() if method in MUTATING else None
+        try:
+            body = self._body() if method in MUTATING else None
+        except ValueError as exc:
+            self._error(ApiError(400, "BadRequest", f"the body is not JSON: {exc}"))
+            return
         request = Request(method, url.path, query, self.headers.get("Content-Type") or "", body,
                           self.headers.get("Authorization") or "")
         self.api._record(request)
@@ -238,6 +242,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._dispatch(method, route, query, request)
         except ApiError as err:
             self._error(err)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:  # a gap in the fake: answer, never hang the client
+            if request.watch:  # headers are out: end the stream instead
+                self.close_connection = True
+                return
+            self._error(ApiError(500, "InternalError", f"fake API server: {type(exc).__name__}: {exc}"))
 
     def _inject(self, fault: Fault) -> None:
         if fault.outcome == "timeout":
