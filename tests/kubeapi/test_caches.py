@@ -95,6 +95,7 @@ def test_listener_hears_changes(api: FakeAPIServer, cluster: KubeClusterAPI) -> 
 @pytest.mark.parametrize("outcome", [
     pytest.param(500, id="5xx"),
     pytest.param(429, id="throttled"),
+    pytest.param(403, id="forbidden-until-rbac-is-fixed"),
     pytest.param("timeout", id="timeout"),
 ])
 def test_list_failure_keeps_the_view_unavailable_until_it_succeeds(api: FakeAPIServer, tmp_path: Path,
