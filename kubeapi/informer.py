@@ -63,6 +63,9 @@ class Informer:
         self.relists = 0
         self.watch_errors = 0
         self._failures = 0  # consecutive failures of the current outage
+        #: An optional kind the server does not serve (404 on LIST): empty, synced, not watched.
+        self._absent = False
+        self._absent_recheck = 300.0
         self._stop = threading.Event()
         self._stream: Any = None
         self._thread = threading.Thread(target=self._run, name=f"informer-{kind.name}", daemon=True)
@@ -88,6 +91,11 @@ class Informer:
                 if need_list:
                     self._list()
                     need_list = False
+                if self._absent:
+                    # Not served (an optional API): look again now and then, nothing to watch.
+                    self._stop.wait(self._absent_recheck)
+                    need_list = True
+                    continue
                 self._watch()
                 delay = self._backoff[0]
             except Expired as exc:
@@ -148,8 +156,12 @@ class Informer:
         except NotFound:
             if not self.kind.optional:
                 raise
-            log.warning("%s: not served by this API server; treated as empty", self.kind.name)
+            if not self._absent:
+                log.warning("%s: not served by this API server; treated as empty", self.kind.name)
+            self._absent = True
             body = ListBody()
+        else:
+            self._absent = False
         fetched = time.perf_counter()
         items = body.items or []
         fresh = _Tables()

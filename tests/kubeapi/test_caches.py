@@ -199,3 +199,15 @@ def test_a_reader_runs_only_the_caches_it_names(api: FakeAPIServer, tmp_path: Pa
         reader.stop()
     with pytest.raises(ValueError, match="unknown caches"):
         connect(api, tmp_path, kinds=("nodes", "gadgets"))
+
+
+def test_an_optional_api_the_server_lacks_is_an_empty_cache(api: FakeAPIServer, tmp_path: Path) -> None:
+    api.fail("/csistoragecapacities$", 404, times=1, watch=False)
+    cluster = connect(api, tmp_path)
+    cluster.start()
+    try:
+        assert cluster.wait_synced(5.0), cluster.caches.unavailable_reason()
+        assert cluster.list_objects().csi_capacities == []
+        assert api.requests("GET", "/csistoragecapacities$", watch=True) == [], "nothing to watch"
+    finally:
+        cluster.stop()
