@@ -42,7 +42,10 @@ The caches (``api.caches``, a ``Caches``) return ``kube.model`` objects::
     caches.synced / caches.unavailable_reason()       # None when complete and current
     caches.version                                    # incremented on every change
     caches.add_listener(fn)    # fn(cache_name, "ADDED"|"MODIFIED"|"DELETED"|"SYNCED", model object or None),
-                               # called on the informer's thread after the change is applied
+                               # called on the informer's thread after the change is applied; on
+                               # "SYNCED" (a LIST replaced the cache whole) re-read that cache
+    caches.status()            # {name: {synced, down, objects, resource_version, relists, watch_errors,
+                               #         unconvertible}}: for health endpoints and metrics
     caches.informers[name]     # per kind: synced, down, resource_version, relists, watch_errors
 
 Cache names (``kubeapi.kinds.KINDS``): nodes, pods, persistentvolumeclaims, persistentvolumes,

@@ -83,6 +83,8 @@ def test_410_gone_relists_and_resyncs(api: FakeAPIServer, cluster: KubeClusterAP
     assert [p.name for p in cluster.list_objects().pods] == ["after"]
     lists = api.requests("GET", r"/api/v1/pods$", watch=False)
     assert len(lists) == 2
+    status = cluster.caches.status()["pods"]
+    assert (status["synced"], status["down"], status["objects"], status["relists"]) == (True, None, 1, 2)
 
 
 def test_listener_hears_changes(api: FakeAPIServer, cluster: KubeClusterAPI) -> None:
