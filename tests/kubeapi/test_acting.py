@@ -36,6 +36,7 @@ def _pdb(name: str, app: str, allowed: int) -> dict[str, Any]:
     pytest.param([409], 2, id="conflict-then-success"),
     pytest.param([409, 409, 409], 4, id="three-conflicts"),
     pytest.param([500, 503], 3, id="5xx-retried"),
+    pytest.param([429], 2, id="throttled-retried"),
 ])
 def test_taint_retries_conflicts_and_transient_errors(api: FakeAPIServer, cluster: KubeClusterAPI,
                                                       faults: list[int], patches: int) -> None:
