@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from kube.clusterapi import (
     ClusterAPIError,
@@ -86,6 +87,7 @@ class Acting:
         self.may_act = may_act
         #: Failures that were given up on, by operation (``taint``, ``evict``, ``event``, ...).
         self.failures: Counter[str] = Counter()
+        self._failures_lock = threading.Lock()
         self.events = EventRecorder(transport, identity)
 
     # --- plumbing -------------------------------------------------------
@@ -93,15 +95,22 @@ class Acting:
         if self.may_act is not None and not self.may_act():
             raise NotLeader(f"{what}: not the leader; not acting")
 
+    def _wait(self, state: RetryCallState) -> float:
+        """Exponential backoff; a throttled call (429) waits at least its Retry-After, up to ``maximum``."""
+        backoff = float(wait_exponential(multiplier=self.retry.initial, max=self.retry.maximum)(state))
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, TooManyRequests):
+            backoff = max(backoff, exc.retry_after)
+        return min(backoff, self.retry.maximum)
+
     def _transient(self, call: Callable[[], T], op: str) -> T:
         retrying = Retrying(retry=retry_if_exception_type(TransientAPIError),
-                            stop=stop_after_attempt(self.retry.attempts),
-                            wait=wait_exponential(multiplier=self.retry.initial, max=self.retry.maximum),
-                            reraise=True)
+                            stop=stop_after_attempt(self.retry.attempts), wait=self._wait, reraise=True)
         try:
             return retrying(call)
         except ClusterAPIError:
-            self.failures[op] += 1
+            with self._failures_lock:
+                self.failures[op] += 1
             raise
 
     def _on_conflict(self, call: Callable[[], T], op: str) -> T:

@@ -90,6 +90,17 @@ class Caches:
                     return informer.down
         return None
 
+    def status(self) -> dict[str, dict[str, object]]:
+        """Per cache: synced, why it is down (or None), objects, resourceVersion, relists, watch errors.
+
+        For health endpoints and metrics; a snapshot taken under the lock.
+        """
+        with self._lock:
+            return {name: {"synced": i.synced, "down": i.down, "objects": len(i.store),
+                           "resource_version": i.resource_version, "relists": i.relists,
+                           "watch_errors": i.watch_errors, "unconvertible": len(i.failed)}
+                    for name, i in self.informers.items()}
+
     def add_listener(self, listener: Listener) -> None:
         with self._lock:
             self._listeners.append(listener)

@@ -25,7 +25,7 @@ from kube.convert import Converter, InputError
 from kube.names import StorageNames
 from kubeapi.gcpause import collector_paused
 from kubeapi.kinds import Key, Kind, convert_one, key_of
-from kubeapi.transport import Expired, Transport
+from kubeapi.transport import DROPPED, Expired, ListBody, Transport, decode_item
 
 __all__ = ["Informer", "Listener"]
 
@@ -62,6 +62,10 @@ class Informer:
         self.down: str | None = "not listed yet"
         self.relists = 0
         self.watch_errors = 0
+        self._failures = 0  # consecutive failures of the current outage
+        #: An optional kind the server does not serve (404 on LIST): empty, synced, not watched.
+        self._absent = False
+        self._absent_recheck = 300.0
         self._stop = threading.Event()
         self._stream: Any = None
         self._thread = threading.Thread(target=self._run, name=f"informer-{kind.name}", daemon=True)
@@ -87,6 +91,11 @@ class Informer:
                 if need_list:
                     self._list()
                     need_list = False
+                if self._absent:
+                    # Not served (an optional API): look again now and then, nothing to watch.
+                    self._stop.wait(self._absent_recheck)
+                    need_list = True
+                    continue
                 self._watch()
                 delay = self._backoff[0]
             except Expired as exc:
@@ -101,11 +110,14 @@ class Informer:
                 if self._stop.is_set():
                     break
                 with self._lock:
-                    first = self.down is None
                     self.down = f"watch of {self.kind.name} lost: {exc}"
                     self.watch_errors += 1
-                if first or need_list:
-                    log.warning("%s: %s; retrying in %.1fs", self.kind.name, exc, delay)
+                # Logged once per outage (and once when it ends), counted every time.
+                if self._failures == 0:
+                    log.warning("%s: %s; retrying with backoff", self.kind.name, exc)
+                else:
+                    log.debug("%s: %s; retrying in %.1fs", self.kind.name, exc, delay)
+                self._failures += 1
                 self._stop.wait(delay)
                 delay = min(delay * 2, self._backoff[1])
             except Exception as exc:
@@ -122,10 +134,16 @@ class Informer:
                 self._stop.wait(delay)
                 delay = min(delay * 2, self._backoff[1])
 
+    def _recovered(self) -> None:
+        if self._failures:
+            log.warning("%s: watching again after %d failed attempts", self.kind.name, self._failures)
+            self._failures = 0
+
     # --- list -----------------------------------------------------------
     def _list(self) -> None:
         with collector_paused():
             self._list_paused()
+        self._recovered()
 
     def _list_paused(self) -> None:
         # rv=0 on the first LIST lets a real API server answer from its watch cache.
@@ -134,28 +152,31 @@ class Informer:
             query.append(("fieldSelector", self.kind.field_selector))
         started = time.perf_counter()
         try:
-            body = self._transport.request("GET", self.path, query=query, verb="LIST",
-                                           what=f"list {self.kind.name}")
+            body = self._transport.list(self.path, query=query, what=f"list {self.kind.name}")
         except NotFound:
             if not self.kind.optional:
                 raise
-            log.warning("%s: not served by this API server; treated as empty", self.kind.name)
-            body = {"metadata": {"resourceVersion": ""}, "items": []}
+            if not self._absent:
+                log.warning("%s: not served by this API server; treated as empty", self.kind.name)
+            self._absent = True
+            body = ListBody()
+        else:
+            self._absent = False
         fetched = time.perf_counter()
-        items = body.get("items") or []
+        items = body.items or []
         fresh = _Tables()
         for i in range(len(items)):
-            obj = items[i]
-            items[i] = None  # drop the raw object as soon as it is converted
-            self._convert_into(obj, fresh)
+            raw = items[i]
+            items[i] = DROPPED  # let go of each item as soon as it is converted
+            self._convert_into(decode_item(raw), fresh)
         with self._lock:
             self.store, self.warnings, self.failed, self.index = fresh.store, fresh.warnings, fresh.failed, fresh.index
-            self.resource_version = str((body.get("metadata") or {}).get("resourceVersion") or "")
+            self.resource_version = body.metadata.resourceVersion
             self.synced = True
             self.down = None
             self.relists += 1
         self._on_change(self.kind.name, "SYNCED", None)
-        log.info("%s: listed %d at resourceVersion %s (fetch and decode %.2fs, convert %.2fs)", self.kind.name,
+        log.info("%s: listed %d at resourceVersion %s (fetch %.2fs, decode and convert %.2fs)", self.kind.name,
                  len(self.store), self.resource_version, fetched - started, time.perf_counter() - fetched)
 
     def _convert_into(self, obj: Json, tables: _Tables) -> None:
@@ -187,6 +208,7 @@ class Informer:
             return
         with self._lock:
             self.down = None
+        self._recovered()
         try:
             for event in stream:
                 self._apply(event)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,8 @@ def test_410_gone_relists_and_resyncs(api: FakeAPIServer, cluster: KubeClusterAP
     assert [p.name for p in cluster.list_objects().pods] == ["after"]
     lists = api.requests("GET", r"/api/v1/pods$", watch=False)
     assert len(lists) == 2
+    status = cluster.caches.status()["pods"]
+    assert (status["synced"], status["down"], status["objects"], status["relists"]) == (True, None, 1, 2)
 
 
 def test_listener_hears_changes(api: FakeAPIServer, cluster: KubeClusterAPI) -> None:
@@ -94,10 +97,13 @@ def test_listener_hears_changes(api: FakeAPIServer, cluster: KubeClusterAPI) -> 
 @pytest.mark.parametrize("outcome", [
     pytest.param(500, id="5xx"),
     pytest.param(429, id="throttled"),
+    pytest.param(403, id="forbidden-until-rbac-is-fixed"),
     pytest.param("timeout", id="timeout"),
 ])
 def test_list_failure_keeps_the_view_unavailable_until_it_succeeds(api: FakeAPIServer, tmp_path: Path,
-                                                                  outcome: int | str) -> None:
+                                                                  outcome: int | str,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="kubeapi.informer")
     _seed(api, nodes=1)
     api.fail(r"/api/v1/pods$", outcome, times=2, watch=False, delay=1.5)
     cluster = connect(api, tmp_path)
@@ -106,6 +112,9 @@ def test_list_failure_keeps_the_view_unavailable_until_it_succeeds(api: FakeAPIS
         eventually(lambda: cluster.caches.informers["pods"].watch_errors >= 1, what="a failed LIST")
         assert cluster.wait_synced(5.0)
         assert len(cluster.list_objects().pods) == 2
+        assert cluster.caches.informers["pods"].watch_errors == 2
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pods:")]
+        assert len(said) == 2, f"one line when the outage starts, one when it ends: {said}"
     finally:
         cluster.stop()
 
@@ -177,3 +186,30 @@ def test_token_bucket(qps: float, burst: int, calls: int, waited: float) -> None
         bucket.acquire()
     assert bucket.waited == pytest.approx(waited)
     assert now[0] == pytest.approx(waited)
+
+
+def test_a_reader_runs_only_the_caches_it_names(api: FakeAPIServer, tmp_path: Path) -> None:
+    _seed(api, nodes=1)
+    reader = connect(api, tmp_path, kinds=("nodes", "pods"))
+    reader.start()
+    try:
+        assert reader.wait_synced(5.0)
+        assert sorted(reader.caches.informers) == ["nodes", "pods"]
+        assert len(reader.caches.pods()) == 2
+        assert {r.path for r in api.requests("GET", watch=False)} == {"/api/v1/nodes", "/api/v1/pods"}
+    finally:
+        reader.stop()
+    with pytest.raises(ValueError, match="unknown caches"):
+        connect(api, tmp_path, kinds=("nodes", "gadgets"))
+
+
+def test_an_optional_api_the_server_lacks_is_an_empty_cache(api: FakeAPIServer, tmp_path: Path) -> None:
+    api.fail("/csistoragecapacities$", 404, times=1, watch=False)
+    cluster = connect(api, tmp_path)
+    cluster.start()
+    try:
+        assert cluster.wait_synced(5.0), cluster.caches.unavailable_reason()
+        assert cluster.list_objects().csi_capacities == []
+        assert api.requests("GET", "/csistoragecapacities$", watch=True) == [], "nothing to watch"
+    finally:
+        cluster.stop()
