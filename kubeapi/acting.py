@@ -79,9 +79,12 @@ class Acting:
     """The mutating half of the adapter. ``may_act`` gates every call (leader election)."""
 
     def __init__(self, transport: Transport, namespace: str, *, identity: str = COMPONENT,
-                 retry: RetryPolicy | None = None, may_act: Callable[[], bool] | None = None) -> None:
+                 retry: RetryPolicy | None = None, may_act: Callable[[], bool] | None = None,
+                 status_configmap: str = STATUS_CONFIGMAP) -> None:
         self.transport = transport
         self.namespace = namespace
+        #: ``--status-config-map-name``: the ConfigMap ``write_status`` keeps current.
+        self.status_configmap = status_configmap
         self.identity = identity
         self.retry = retry or RetryPolicy()
         self.may_act = may_act
@@ -206,7 +209,7 @@ class Acting:
             log.warning("event %s on %s %s not recorded: %s", reason, kind, name, exc)
 
     def write_status(self, text: str) -> None:
-        """Create or update the ``cluster-autoscaler-status`` ConfigMap (key ``status``)."""
+        """Create or update the status ConfigMap (``cluster-autoscaler-status`` by default; key ``status``)."""
         self._gate("write status")
         path = f"/api/v1/namespaces/{self.namespace}/configmaps"
         annotations = {STATUS_UPDATED_ANNOTATION: _now()}
@@ -214,14 +217,15 @@ class Acting:
 
         def once() -> None:
             try:
-                self.transport.request("PATCH", f"{path}/{STATUS_CONFIGMAP}", body=patch, content_type=MERGE_PATCH,
-                                       what=f"configmap {self.namespace}/{STATUS_CONFIGMAP}")
+                self.transport.request("PATCH", f"{path}/{self.status_configmap}", body=patch, content_type=MERGE_PATCH,
+                                       what=f"configmap {self.namespace}/{self.status_configmap}")
             except NotFound:
                 body = {"apiVersion": "v1", "kind": "ConfigMap",
-                        "metadata": {"name": STATUS_CONFIGMAP, "namespace": self.namespace,
+                        "metadata": {"name": self.status_configmap, "namespace": self.namespace,
                                      "annotations": annotations},
                         "data": patch["data"]}
                 # A 409 here (created meanwhile) is retried as a patch by _on_conflict.
-                self.transport.request("POST", path, body=body, what=f"configmap {self.namespace}/{STATUS_CONFIGMAP}")
+                self.transport.request("POST", path, body=body,
+                                       what=f"configmap {self.namespace}/{self.status_configmap}")
 
         self._on_conflict(once, "status")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from kube.clusterapi import EvictionResult, ViewUnavailable
 from kube.model import ClusterObjects, Pod, Taint
 from kube.names import StorageNames
-from kubeapi.acting import Acting, RetryPolicy
+from kubeapi.acting import STATUS_CONFIGMAP, Acting, RetryPolicy
 from kubeapi.caches import Caches
 from kubeapi.config import api_client
 from kubeapi.events import COMPONENT
@@ -38,7 +38,8 @@ class KubeClusterAPI:
     def __init__(self, transport: Transport, *, namespace: str = "kube-system",
                  storage: StorageNames = DEFAULT_NAMES, identity: str = COMPONENT, watch_seconds: int = 300,
                  retry: RetryPolicy = DEFAULT_RETRY, backoff: tuple[float, float] = (0.2, 30.0),
-                 may_act: Callable[[], bool] | None = None, kinds: Sequence[str] | None = None) -> None:
+                 may_act: Callable[[], bool] | None = None, kinds: Sequence[str] | None = None,
+                 status_configmap: str = STATUS_CONFIGMAP) -> None:
         self.transport = transport
         self.namespace = namespace
         selected = KINDS if kinds is None else tuple(k for k in KINDS if k.name in kinds)
@@ -47,7 +48,8 @@ class KubeClusterAPI:
             raise ValueError(f"unknown caches {sorted(unknown)}; known: {[k.name for k in KINDS]}")
         self.caches = Caches(transport, storage, namespace=namespace, kinds=selected, watch_seconds=watch_seconds,
                              backoff=backoff)
-        self.acting = Acting(transport, namespace, identity=identity, retry=retry, may_act=may_act)
+        self.acting = Acting(transport, namespace, identity=identity, retry=retry, may_act=may_act,
+                             status_configmap=status_configmap)
         #: Loops refused a view (``ViewUnavailable``), and the reason last given.
         self.unavailable_count = 0
         self.last_unavailable: str | None = None
@@ -58,7 +60,8 @@ class KubeClusterAPI:
                         timeout: Timeout = (5.0, 30.0), identity: str = COMPONENT, watch_seconds: int = 300,
                         retry: RetryPolicy = DEFAULT_RETRY, backoff: tuple[float, float] = (0.2, 30.0),
                         may_act: Callable[[], bool] | None = None,
-                        kinds: Sequence[str] | None = None) -> KubeClusterAPI:
+                        kinds: Sequence[str] | None = None,
+                        status_configmap: str = STATUS_CONFIGMAP) -> KubeClusterAPI:
         """Configure the official client from ``path`` (None: in-cluster, else the default kubeconfig).
 
         ``qps``/``burst``: the client-side token bucket (``--kube-client-qps/-burst``).
@@ -69,7 +72,7 @@ class KubeClusterAPI:
         """
         transport = Transport(api_client(path, context=context), TokenBucket(qps, burst), timeout=timeout)
         return cls(transport, namespace=namespace, storage=storage, identity=identity, watch_seconds=watch_seconds,
-                   retry=retry, backoff=backoff, may_act=may_act, kinds=kinds)
+                   retry=retry, backoff=backoff, may_act=may_act, kinds=kinds, status_configmap=status_configmap)
 
     def elect(self, lease: str, identity: str, *, lease_duration: float = 15.0, renew_deadline: float = 10.0,
               retry_period: float = 2.0, on_started: Callable[[], None] | None = None,

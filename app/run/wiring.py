@@ -19,7 +19,7 @@ from app.run.command import Live, StartupCancelled, StartupError
 from app.run.flags import RunSettings
 from app.run.leader import AlwaysLeader, Leadership
 from kube.clusterapi import ClusterAPIError, TransientAPIError
-from kubeapi import STATUS_CONFIGMAP, ConfigError, Forbidden, KubeClusterAPI, LeaderElector
+from kubeapi import ConfigError, Forbidden, KubeClusterAPI, LeaderElector
 
 __all__ = ["connect"]
 
@@ -30,8 +30,6 @@ def _identity() -> str:
 
 def connect(settings: RunSettings, stop: threading.Event) -> Live:
     """The connected adapter and its leadership; raises ``StartupError`` with one line."""
-    if settings.write_status_configmap and settings.status_config_map_name != STATUS_CONFIGMAP:
-        raise StartupError(f"--status-config-map-name: this build writes only {STATUS_CONFIGMAP!r}")
     electors: list[LeaderElector] = []
 
     def holds_lease() -> bool:
@@ -42,7 +40,8 @@ def connect(settings: RunSettings, stop: threading.Event) -> Live:
         api = KubeClusterAPI.from_kubeconfig(
             settings.kubeconfig or None, namespace=settings.namespace, qps=settings.kube_client_qps,
             burst=settings.kube_client_burst, storage=settings.provider.storage,
-            may_act=holds_lease if settings.leader.enabled else None)
+            may_act=holds_lease if settings.leader.enabled else None,
+            status_configmap=settings.status_config_map_name)
     except ConfigError as exc:
         raise StartupError(f"--kubeconfig: {exc}") from None
     host = api.transport.api_client.configuration.host

@@ -257,11 +257,19 @@ def test_no_complete_view_in_time_is_one_line_and_exit_2(api: tuple[FakeAPIServe
     assert "no complete view within --cache-sync-timeout=1s" in last
 
 
+def test_status_config_map_name_is_honoured(api: tuple[FakeAPIServer, FakeCloud, list[str]]) -> None:
+    server, _, flags = api
+    assert main(["run", *flags, "--status-config-map-name=autoscaler-status", f"--address=127.0.0.1:{_free_port()}",
+                 "--max-loops=1"]) == 0
+    status = server.state.get("ConfigMap", "autoscaler-status", "kube-system")
+    assert status["data"]["status"].strip(), "the status text is written"
+    assert "cluster-autoscaler-status" not in server.state.names("ConfigMap")
+
+
 @pytest.mark.parametrize(("flags", "message"), [
     pytest.param(["--kubeconfig=/nonexistent/kubeconfig"], "autoscaler run: --kubeconfig: /nonexistent/kubeconfig:",
                  id="missing-kubeconfig"),
     pytest.param(["--kubeconfig={unreachable}"], "autoscaler run: cannot use the API server:", id="unreachable"),
-    pytest.param(["--status-config-map-name=elsewhere"], "autoscaler run: --status-config-map-name:", id="status-name"),
     pytest.param(["--cloud-config=nope"], "autoscaler run: --cloud-provider=fake: --cloud-config: no fake cloud",
                  id="cloud"),
 ])
