@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     sim.add_argument("--seed", type=int, default=0, help="seed of the simulated world")
     add_flags(sim)
+    from app.scheduling_cmd import add_commands
+
+    add_commands(sub)
     return parser
 
 
@@ -97,6 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a bad flag already reported in one line
         return int(exc.code or 0)
+    if args.command in ("scheduler-extender", "pod-webhook"):  # servers with flags of their own
+        from app.scheduling_cmd import run
+
+        return run(args)
     try:
         options = options_from_args(args)
         if args.command == "plan":

@@ -1,0 +1,221 @@
+"""The extender's filter and scores: the simulator's volume binding over the view's nodes.
+
+kube-scheduler calls the extender after its own filters, with the nodes that passed
+them, so the extender answers one question only: can this pod's volumes be bound on
+this node, counting free local capacity (storage-semantics section 1)? It answers with
+the very code the autoscaler simulates with (``simulator.volumes.VolumeIndex`` and
+``simulator.predicates.PredicateChecker``), over a ``ClusterSnapshot`` whose nodes are
+*storage views* of the real ones: same name, labels and free local bytes, no taints,
+room for any pod. Taints, resources and pod (anti-)affinity stay kube-scheduler's,
+judged on its own, fresher, view of which pods run where; and the pod is stripped of
+what only those filters read. Every other failure is the checker's own, in its words.
+
+Built once per change of the view's nodes or storage objects (``StorageFilter.build``),
+then read under the extender's lock; in-flight reservations are subtracted from the
+free local bytes for the length of one call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from kube.model import EMPTY_SCHEDULING, UNBOUNDED_BYTES, ClusterObjects, Node, Pod, Resources
+from kube.names import StorageNames
+from simulator.predicates import PredicateChecker
+from simulator.snapshot import ClusterSnapshot, IntArray
+from simulator.volumes import (
+    REASON_BIND_CONFLICT,
+    REASON_NODE_CONFLICT,
+    REASON_NOT_ENOUGH_SPACE,
+    VolumeIndex,
+    VolumePlan,
+)
+
+__all__ = ["REASON_UNKNOWN_NODE", "FilterOutcome", "StorageFilter", "storage_pod"]
+
+#: A node the scheduler passed but the view has not seen yet: its capacity is unknown.
+REASON_UNKNOWN_NODE = "node(s) were not found in the storage-aware scheduler's cache"
+#: Highest extender score (k8s.io/kube-scheduler/extender/v1: MaxExtenderPriority).
+MAX_EXTENDER_PRIORITY = 10
+
+#: Room for any pod: resources are kube-scheduler's to judge, not the extender's.
+_ROOM = Resources(pods=1 << 40)
+
+
+def _storage_node(node: Node) -> Node:
+    return dataclasses.replace(node, taints=(), unschedulable=False, allocatable=_ROOM, capacity=_ROOM)
+
+
+def storage_pod(pod: Pod) -> Pod:
+    """The pod as the volume filters see it: its volumes, nothing kube-scheduler already judged."""
+    return dataclasses.replace(pod, requests=Resources(), scheduling=EMPTY_SCHEDULING, node_name="")
+
+
+@dataclass(frozen=True, slots=True)
+class FilterOutcome:
+    """One pod against the candidate nodes: who passed, why the others failed, what it needs."""
+
+    passed: tuple[str, ...]
+    failed: dict[str, str]
+    #: Local bytes the pod provisions on a passed node (the most over passed nodes).
+    local_bytes: int
+    #: Names of the pod's claims that consume local capacity (for the reservation).
+    local_claims: tuple[str, ...]
+
+
+class StorageFilter:
+    """Volume binding with local capacity, for one state of the view's nodes and storage objects."""
+
+    def __init__(self, nodes: Sequence[Node], objects: ClusterObjects, names: StorageNames) -> None:
+        self.names = names
+        self.snapshot = ClusterSnapshot(_storage_node(n) for n in nodes)
+        self.volumes = VolumeIndex(objects, names, storage_aware=True)
+        self.checker = PredicateChecker(self.snapshot, self.volumes)
+        self._labels = [n.labels for n in nodes]
+
+    def same_nodes(self, nodes: Sequence[Node]) -> bool:
+        """Same names and labels in the same order: only free capacity may have changed."""
+        snap = self.snapshot
+        if len(nodes) != snap.count:
+            return False
+        return all(n.name == snap.nodes[i].name and n.labels == self._labels[i] for i, n in enumerate(nodes))
+
+    def refresh_capacity(self, nodes: Sequence[Node]) -> None:
+        """Take new free local bytes (capacity annotations) without rebuilding the label index."""
+        snap = self.snapshot
+        for i, node in enumerate(nodes):
+            snap.nodes[i] = _storage_node(node)
+            snap.free_local[i] = 0 if node.free_local_bytes is None else min(node.free_local_bytes, UNBOUNDED_BYTES)
+
+    def with_storage(self, objects: ClusterObjects) -> StorageFilter:
+        """The same nodes, new claims/volumes/classes/capacities (the label index is rebuilt)."""
+        clone = StorageFilter.__new__(StorageFilter)
+        clone.names = self.names
+        clone.snapshot = self.snapshot
+        clone.volumes = VolumeIndex(objects, self.names, storage_aware=True)
+        clone.checker = PredicateChecker(self.snapshot, clone.volumes)
+        clone._labels = self._labels
+        return clone
+
+    # --- the verbs --------------------------------------------------------------------
+    def plan(self, pod: Pod) -> tuple[Pod, VolumePlan]:
+        subject = storage_pod(pod)
+        return subject, self.volumes.plan(subject)
+
+    def local_claims(self, pod: Pod) -> tuple[str, ...]:
+        out = []
+        for name in pod.claims:
+            claim = self.volumes.claim_of(pod, name)
+            if claim is None:
+                continue
+            pv = self.volumes.objects.volumes.get(claim.volume_name) if claim.volume_name else None
+            if pv is not None:
+                if self.volumes.is_migratable(pv) and pv.node_affinity is None:
+                    out.append(name)
+            elif self.volumes.is_local_class(claim.storage_class):
+                out.append(name)
+        return tuple(out)
+
+    def filter(self, pod: Pod, candidates: Iterable[str], reserved: IntArray) -> FilterOutcome:
+        """Which candidates can hold the pod's volumes; ``reserved`` bytes per node are held for others."""
+        subject, plan = self.plan(pod)
+        names = list(candidates)
+        if plan.trivial:
+            return FilterOutcome(tuple(names), {}, 0, ())
+        snap = self.snapshot
+        index = snap.index
+        passed: list[str] = []
+        failed: dict[str, str] = {}
+        if plan.error is not None:
+            return FilterOutcome((), dict.fromkeys(names, plan.error), 0, ())
+        with _Held(snap, reserved):
+            checker = self.checker
+            ok = checker.feasible(subject, plan)
+            attribution = self._reasons(subject, plan)
+            node_checks = checker.needs_node_checks(subject, plan)
+            most = 0
+            for name in names:
+                idx = index.get(name)
+                if idx is None:
+                    failed[name] = REASON_UNKNOWN_NODE
+                    continue
+                if ok[idx]:
+                    why = checker.check(subject, plan, idx) if node_checks else None
+                    if why is None:
+                        passed.append(name)
+                        most = max(most, checker.local_bytes_on(subject, plan, idx))
+                        continue
+                    failed[name] = why.reason
+                    continue
+                failed[name] = next((reason for mask, reason in attribution if not mask[idx]), "")
+                if not failed[name]:  # a per-node filter (host ports cannot apply): ask the checker
+                    why = checker.check(subject, plan, idx)
+                    failed[name] = why.reason if why is not None else REASON_NOT_ENOUGH_SPACE
+        return FilterOutcome(tuple(passed), failed, most, self.local_claims(pod))
+
+    def _reasons(self, subject: Pod, plan: VolumePlan) -> list[tuple[np.ndarray, str]]:
+        """Masks of the vectorized volume filters with their reasons, in ``PredicateChecker.check``'s order."""
+        feasible = self.checker.feasible
+        out: list[tuple[np.ndarray, str]] = []
+        if plan.pinned:
+            out.append((feasible(subject, VolumePlan(pinned=plan.pinned)), REASON_NODE_CONFLICT))
+        if plan.topologies:
+            out.append((feasible(subject, VolumePlan(topologies=plan.topologies)), REASON_BIND_CONFLICT))
+        if plan.local_bytes:
+            out.append((feasible(subject, VolumePlan(local_bytes=plan.local_bytes)), REASON_NOT_ENOUGH_SPACE))
+        return out
+
+    def prioritize(self, pod: Pod, candidates: Iterable[str], reserved: IntArray) -> list[tuple[str, int]]:
+        """Tightest fit first: the node whose free local bytes the pod's claims fill most scores
+        ``MAX_EXTENDER_PRIORITY``, the loosest 0, so big disks stay free for big claims. Pods
+        without local claims, and nodes that cannot hold them, score 0 (neutral)."""
+        subject, plan = self.plan(pod)
+        names = list(candidates)
+        if plan.trivial or plan.error is not None or not (plan.local_bytes or plan.static):
+            return [(name, 0) for name in names]
+        snap = self.snapshot
+        leftover: dict[str, float] = {}
+        with _Held(snap, reserved):
+            for name in names:
+                idx = snap.index.get(name)
+                if idx is None:
+                    continue
+                need = self.checker.local_bytes_on(subject, plan, idx)
+                free = int(snap.free_local[idx])
+                if need and free >= need:
+                    leftover[name] = float(free - need)
+        if not leftover:
+            return [(name, 0) for name in names]
+        low, high = min(leftover.values()), max(leftover.values())
+        span = high - low
+        scores = []
+        for name in names:
+            left = leftover.get(name)
+            if left is None:
+                scores.append((name, 0))
+            elif span == 0:
+                scores.append((name, MAX_EXTENDER_PRIORITY))
+            else:
+                scores.append((name, round(MAX_EXTENDER_PRIORITY * (high - left) / span)))
+        return scores
+
+
+class _Held:
+    """Subtract reserved bytes from the snapshot's free local capacity for one call."""
+
+    def __init__(self, snapshot: ClusterSnapshot, reserved: IntArray) -> None:
+        self.snapshot = snapshot
+        self.reserved = reserved
+        self.active = bool(len(reserved)) and bool(reserved.any())
+
+    def __enter__(self) -> None:
+        if self.active:
+            self.snapshot.free_local[: len(self.reserved)] -= self.reserved
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            self.snapshot.free_local[: len(self.reserved)] += self.reserved
