@@ -32,7 +32,7 @@ import numpy as np
 from kube.convert import FieldError, InputError, convert_node, convert_pod
 from kube.model import Node, Pod
 from kube.names import StorageNames
-from scheduling.reservations import ReservationBook
+from scheduling.reservations import Reservation, ReservationBook
 from scheduling.server import BadRequest, Route
 from scheduling.storage_filter import StorageFilter
 from scheduling.view import ClusterView, ViewState
@@ -64,6 +64,9 @@ class Extender:
         self._lock = threading.Lock()
         self._filter: StorageFilter | None = None
         self._versions = (-1, -1)
+        #: Node indices of each reservation, for the filter they were computed for.
+        self._indexed: dict[int, tuple[Reservation, IntArray]] = {}
+        self._indexed_for: StorageFilter | None = None
 
     # --- state ----------------------------------------------------------------------------
     def _current(self) -> tuple[StorageFilter, ViewState]:
@@ -82,13 +85,22 @@ class Extender:
         return current, state
 
     def _reserved(self, storage: StorageFilter, uid: str) -> IntArray:
+        """Bytes held per node by every other pod's reservation, as an array over ``storage``'s nodes."""
         reserved = np.zeros(storage.snapshot.count, np.int64)
+        if storage is not self._indexed_for:
+            self._indexed.clear()
+            self._indexed_for = storage
         index = storage.snapshot.index
         for res in self.book.others(uid):
-            for name in res.nodes:
-                idx = index.get(name)
-                if idx is not None:
-                    reserved[idx] += res.local_bytes
+            cached = self._indexed.get(id(res))
+            if cached is None or cached[0] is not res:
+                idxs = np.fromiter((index[n] for n in res.nodes if n in index), np.int64)
+                cached = self._indexed[id(res)] = (res, idxs)
+            reserved[cached[1]] += res.local_bytes
+        if len(self._indexed) > 4 * len(self.book) + 64:
+            live = {id(r) for r in self.book.others("")}
+            for key in [k for k in self._indexed if k not in live]:
+                del self._indexed[key]
         return reserved
 
     # --- verbs ----------------------------------------------------------------------------
@@ -107,7 +119,7 @@ class Extender:
             outcome = storage.filter(pod, names, self._reserved(storage, pod.uid))
             self.book.approve(pod, outcome.local_claims, outcome.local_bytes, frozenset(outcome.passed))
         if outcome.failed:
-            log.info("filter: %s fits %d of %d node(s)", pod.ref, len(outcome.passed), len(names))
+            log.debug("filter: %s fits %d of %d node(s)", pod.ref, len(outcome.passed), len(names))
         result: Json = {"FailedNodes": outcome.failed, "FailedAndUnresolvableNodes": dict(outcome.failed),
                         "Error": ""}
         if nodes is None:

@@ -10,7 +10,6 @@ probes.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
@@ -21,6 +20,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import msgspec
+
 __all__ = ["BadRequest", "JsonServer", "Route", "TLSFiles"]
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,11 @@ Route = Callable[[object], Any]
 
 #: Bodies above this are refused (a 5,000-node NodeList is ~20 MB; names are far smaller).
 MAX_BODY = 64 << 20
+
+
+# msgspec: a 5,000-node answer encodes in a fifth of json's time, which matters at a 10 ms budget.
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder()
 
 
 class BadRequest(Exception):
@@ -65,11 +71,17 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: JsonServer
 
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body are two writes; without NODELAY, Nagle's algorithm holds the body
+        # until the client's delayed ACK (~40 ms), four times the filter's latency budget.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s " + format, self.address_string(), *args)
 
     def _send(self, status: int, payload: object) -> None:
-        body = json.dumps(payload, separators=(",", ":")).encode()
+        body = _ENCODER.encode(payload)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -94,8 +106,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": f"no route {self.path}"})
             return
         try:
-            body = json.loads(raw) if raw else None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            body = _DECODER.decode(raw) if raw else None
+        except msgspec.DecodeError as exc:
             body = _Undecodable(str(exc))
         try:
             self._send(200, route(body))

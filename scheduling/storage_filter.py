@@ -31,6 +31,7 @@ from simulator.volumes import (
     REASON_BIND_CONFLICT,
     REASON_NODE_CONFLICT,
     REASON_NOT_ENOUGH_SPACE,
+    ProvisionClaim,
     VolumeIndex,
     VolumePlan,
 )
@@ -76,6 +77,8 @@ class StorageFilter:
         self.volumes = VolumeIndex(objects, names, storage_aware=True)
         self.checker = PredicateChecker(self.snapshot, self.volumes)
         self._labels = [n.labels for n in nodes]
+        self._provision_memo: dict[tuple[str, int], list[str | None]] = {}
+        self._group_memo: dict[str, tuple[IntArray, list[int]]] = {}
 
     def same_nodes(self, nodes: Sequence[Node]) -> bool:
         """Same names and labels in the same order: only free capacity may have changed."""
@@ -99,6 +102,8 @@ class StorageFilter:
         clone.volumes = VolumeIndex(objects, self.names, storage_aware=True)
         clone.checker = PredicateChecker(self.snapshot, clone.volumes)
         clone._labels = self._labels
+        clone._provision_memo = {}
+        clone._group_memo = {}
         return clone
 
     # --- the verbs --------------------------------------------------------------------
@@ -120,42 +125,99 @@ class StorageFilter:
                 out.append(name)
         return tuple(out)
 
-    def filter(self, pod: Pod, candidates: Iterable[str], reserved: IntArray) -> FilterOutcome:
-        """Which candidates can hold the pod's volumes; ``reserved`` bytes per node are held for others."""
+    def filter(self, pod: Pod, candidates: Sequence[str], reserved: IntArray) -> FilterOutcome:
+        """Which candidates can hold the pod's volumes; ``reserved`` bytes per node are held for others.
+
+        One pass of vector masks over every node (the checker's ``feasible``), then reasons
+        attributed in ``PredicateChecker.check``'s order; only claims to provision through
+        other provisioners, or to bind to Available PVs, need a per-node look.
+        """
         subject, plan = self.plan(pod)
         names = list(candidates)
         if plan.trivial:
             return FilterOutcome(tuple(names), {}, 0, ())
-        snap = self.snapshot
-        index = snap.index
-        passed: list[str] = []
-        failed: dict[str, str] = {}
         if plan.error is not None:
             return FilterOutcome((), dict.fromkeys(names, plan.error), 0, ())
+        snap = self.snapshot
+        get = snap.index.get
+        idxs = np.fromiter((get(name, -1) for name in names), np.int64, len(names))
+        known = idxs >= 0
+        at = np.where(known, idxs, 0)
+        reasons: list[str | None] = [None] * len(names)
         with _Held(snap, reserved):
-            checker = self.checker
-            ok = checker.feasible(subject, plan)
-            attribution = self._reasons(subject, plan)
-            node_checks = checker.needs_node_checks(subject, plan)
-            most = 0
-            for name in names:
-                idx = index.get(name)
-                if idx is None:
-                    failed[name] = REASON_UNKNOWN_NODE
-                    continue
-                if ok[idx]:
-                    why = checker.check(subject, plan, idx) if node_checks else None
-                    if why is None:
-                        passed.append(name)
-                        most = max(most, checker.local_bytes_on(subject, plan, idx))
-                        continue
-                    failed[name] = why.reason
-                    continue
-                failed[name] = next((reason for mask, reason in attribution if not mask[idx]), "")
-                if not failed[name]:  # a per-node filter (host ports cannot apply): ask the checker
-                    why = checker.check(subject, plan, idx)
-                    failed[name] = why.reason if why is not None else REASON_NOT_ENOUGH_SPACE
-        return FilterOutcome(tuple(passed), failed, most, self.local_claims(pod))
+            ok = self.checker.feasible(subject, plan)[at] & known
+            undecided = known & ~ok
+            for mask, reason in self._reasons(subject, plan):
+                here = undecided & ~mask[at]
+                for pos in np.flatnonzero(here):
+                    reasons[pos] = reason
+                undecided &= ~here
+            for pos in np.flatnonzero(~known):
+                reasons[pos] = REASON_UNKNOWN_NODE
+            if self.checker.needs_node_checks(subject, dataclasses.replace(plan, provision=())):
+                # Binding to Available PVs (each PV has its own node affinity), or any other
+                # per-node volume check: the checker's full answer, node by node.
+                for pos in np.flatnonzero(ok):
+                    why = self.checker.check(subject, plan, int(at[pos]))
+                    if why is not None:
+                        reasons[pos] = why.reason
+                        ok[pos] = False
+            else:
+                for item in plan.provision:  # per topology group, not per node
+                    verdicts = self._provision_reasons(item)
+                    groups = self._groups(item.storage_class.name)[0][at]
+                    refused = np.fromiter((v is not None for v in verdicts), np.bool_, len(verdicts))[groups] & ok
+                    for pos in np.flatnonzero(refused):
+                        reasons[pos] = verdicts[groups[pos]]
+                    ok &= ~refused
+            most = plan.local_bytes
+            if plan.static:
+                most = max((self.checker.local_bytes_on(subject, plan, int(at[pos])) for pos in np.flatnonzero(ok)),
+                           default=plan.local_bytes)
+        passed = tuple(names[pos] for pos in np.flatnonzero(ok))
+        failed = {names[pos]: reason or REASON_NOT_ENOUGH_SPACE
+                  for pos, reason in enumerate(reasons) if not ok[pos]}
+        return FilterOutcome(passed, failed, most if passed else 0, self.local_claims(pod))
+
+    def _groups(self, class_name: str) -> tuple[IntArray, list[int]]:
+        """Nodes grouped by the labels provisioning in this class reads: the keys of its
+        ``allowedTopologies`` and of its CSIStorageCapacity segments. Nodes of one group
+        get the same answer from ``VolumeIndex.provision_reason``; returns each node's group
+        and one node of each group."""
+        cached = self._group_memo.get(class_name)
+        if cached is None:
+            keys: set[str] = set()
+            sc = self.volumes.objects.storage_classes.get(class_name)
+            if sc is not None and sc.allowed_topologies is not None:
+                for term in sc.allowed_topologies.terms:
+                    keys.update(r.key for r in term.requirements)
+            for cap in self.volumes.objects.csi_capacities:
+                if cap.storage_class == class_name and cap.node_topology is not None:
+                    keys.update(r.key for r in cap.node_topology.requirements)
+            ordered = sorted(keys)
+            ids: dict[tuple[str | None, ...], int] = {}
+            members = np.zeros(self.snapshot.count, np.int64)
+            first: list[int] = []
+            for idx in range(self.snapshot.count):
+                labels = self.snapshot.nodes[idx].labels
+                signature = tuple(labels.get(k) for k in ordered)
+                group = ids.get(signature)
+                if group is None:
+                    group = ids[signature] = len(first)
+                    first.append(idx)
+                members[idx] = group
+            cached = self._group_memo[class_name] = (members, first)
+        return cached
+
+    def _provision_reasons(self, item: ProvisionClaim) -> list[str | None]:
+        """``VolumeIndex.provision_reason`` for each topology group of the item's class."""
+        key = (item.storage_class.name, item.size)
+        verdicts = self._provision_memo.get(key)
+        if verdicts is None:
+            _, first = self._groups(item.storage_class.name)
+            nodes = self.snapshot.nodes
+            verdicts = self._provision_memo[key] = [self.volumes.provision_reason(item, nodes[i]) for i in first]
+        return verdicts
 
     def _reasons(self, subject: Pod, plan: VolumePlan) -> list[tuple[np.ndarray, str]]:
         """Masks of the vectorized volume filters with their reasons, in ``PredicateChecker.check``'s order."""
