@@ -3,4 +3,70 @@
 List-then-watch caches convert objects to the model as events arrive, so a loop
 builds its snapshot from memory; acting (taints, evictions, events, the status
 ConfigMap) and leader election go through the same client.
+
+Public entry points (import from ``kubeapi``)::
+
+    api = KubeClusterAPI.from_kubeconfig(
+        path,                      # None: in-cluster service account, else the default kubeconfig
+        namespace="kube-system",   # status ConfigMap, priority-expander ConfigMap, leases
+        qps=5.0, burst=10,         # client-side token bucket (--kube-client-qps/-burst)
+        storage=StorageNames(),    # kube.names.StorageNames
+        timeout=(5.0, 30.0),       # (connect, read) seconds of each non-watch request
+        identity="cluster-autoscaler",  # reportingInstance of Events
+        watch_seconds=300,         # server-side timeout of one watch (it is then reopened)
+        retry=RetryPolicy(),       # tenacity attempts/backoff for transient errors and 409s
+        may_act=None,              # e.g. elector.is_leader: every mutating call is refused when False
+    )                              # raises ConfigError (one line) on a bad kubeconfig
+    api.start(); api.wait_synced(timeout=60); api.synced; api.stop()
+    api.list_objects()             # ClusterObjects from memory, or raises ViewUnavailable(reason)
+    api.unavailable_count, api.last_unavailable      # loops refused a view, and why
+    api.transport.calls            # Counter of requests by "VERB resource" ("LIST pods", "PATCH nodes")
+    api.acting.failures            # Counter of operations given up on ("taint", "evict", "event", ...)
+
+The caches (``api.caches``, a ``Caches``) return ``kube.model`` objects::
+
+    caches.nodes() -> list[Node] (sorted by name)     caches.pods() -> list[Pod]
+    caches.pod(ns, name) -> Pod | None                caches.pods_on_node(node) -> list[Pod]
+    caches.claims() -> {(ns, name): PVC}              caches.volumes() -> {name: PV}
+    caches.storage_classes() -> {name: StorageClass}  caches.pdbs() -> list[PodDisruptionBudget]
+    caches.objects() -> ClusterObjects (consistent, under one lock; raises ViewUnavailable)
+    caches.synced / caches.unavailable_reason()       # None when complete and current
+    caches.version                                    # incremented on every change
+    caches.add_listener(fn)    # fn(cache_name, "ADDED"|"MODIFIED"|"DELETED"|"SYNCED", model object or None),
+                               # called on the informer's thread after the change is applied
+    caches.informers[name]     # per kind: synced, down, resource_version, relists, watch_errors
+
+Leader election on a ``coordination.k8s.io/v1`` Lease::
+
+    elector = LeaderElector(api.transport, namespace, "cluster-autoscaler", identity,
+                            lease_duration=15, renew_deadline=10, retry_period=2,
+                            on_started=..., on_stopped=...)
+    elector.start(); elector.is_leader(); elector.stop()   # stop() releases the lease
+
+Errors: ``kube.clusterapi`` types (NotFound, Conflict, TransientAPIError,
+ViewUnavailable) plus ``NotLeader`` (acting without the lease), ``ConfigError``,
+``Forbidden`` (401/403), all ``ClusterAPIError``.
 """
+
+from kubeapi.acting import STATUS_CONFIGMAP, NotLeader, RetryPolicy
+from kubeapi.adapter import KubeClusterAPI
+from kubeapi.caches import Caches
+from kubeapi.config import ConfigError
+from kubeapi.informer import Listener
+from kubeapi.leader import LeaderElector
+from kubeapi.ratelimit import TokenBucket
+from kubeapi.transport import Forbidden, Transport
+
+__all__ = [
+    "STATUS_CONFIGMAP",
+    "Caches",
+    "ConfigError",
+    "Forbidden",
+    "KubeClusterAPI",
+    "LeaderElector",
+    "Listener",
+    "NotLeader",
+    "RetryPolicy",
+    "TokenBucket",
+    "Transport",
+]

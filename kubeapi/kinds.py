@@ -1,0 +1,104 @@
+"""Every kind the snapshot reads: where it is listed and watched, and how one object becomes the model.
+
+Conversion goes through ``kube.convert.Converter`` (the same code ``plan`` uses on
+files) one object at a time: the converter appends to its ``ClusterObjects`` and the
+extractor here takes the object straight back out, so nothing accumulates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kube.convert import Converter
+from kube.model import ClusterObjects
+from kube.names import PRIORITY_CONFIGMAP
+
+__all__ = ["KINDS", "Key", "Kind", "convert_one"]
+
+Json = dict[str, Any]
+#: (namespace, name); namespace "" for cluster-scoped objects.
+Key = tuple[str, str]
+
+
+def _pop_list(attr: str) -> Callable[[ClusterObjects], object]:
+    def take(objects: ClusterObjects) -> object:
+        return getattr(objects, attr).pop()
+    return take
+
+
+def _pop_dict(attr: str) -> Callable[[ClusterObjects], object]:
+    def take(objects: ClusterObjects) -> object:
+        return getattr(objects, attr).popitem()[1]
+    return take
+
+
+def _take_namespace(objects: ClusterObjects) -> object:
+    return objects.namespaces.popitem()[1]
+
+
+def _take_priority(objects: ClusterObjects) -> object:
+    config, objects.priority_config = objects.priority_config, None
+    return config
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """One watched resource."""
+
+    #: The cache's name for it (``pods``, ``storageclasses``, ...).
+    name: str
+    kind: str
+    #: Collection path (``{namespace}`` is filled for the priority ConfigMap).
+    path: str
+    take: Callable[[ClusterObjects], object]
+    field_selector: str = ""
+    #: A missing resource (404 on LIST: an older cluster) is an empty cache, not an error.
+    optional: bool = False
+
+
+_CONTROLLERS = (
+    ("replicasets", "ReplicaSet", "/apis/apps/v1/replicasets"),
+    ("statefulsets", "StatefulSet", "/apis/apps/v1/statefulsets"),
+    ("deployments", "Deployment", "/apis/apps/v1/deployments"),
+    ("daemonsets", "DaemonSet", "/apis/apps/v1/daemonsets"),
+    ("jobs", "Job", "/apis/batch/v1/jobs"),
+    ("replicationcontrollers", "ReplicationController", "/api/v1/replicationcontrollers"),
+)
+
+KINDS: tuple[Kind, ...] = (
+    Kind("nodes", "Node", "/api/v1/nodes", _pop_list("nodes")),
+    Kind("pods", "Pod", "/api/v1/pods", _pop_list("pods")),
+    Kind("persistentvolumeclaims", "PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", _pop_dict("claims")),
+    Kind("persistentvolumes", "PersistentVolume", "/api/v1/persistentvolumes", _pop_dict("volumes")),
+    Kind("storageclasses", "StorageClass", "/apis/storage.k8s.io/v1/storageclasses", _pop_dict("storage_classes")),
+    Kind("csinodes", "CSINode", "/apis/storage.k8s.io/v1/csinodes", _pop_dict("csi_nodes")),
+    Kind("csidrivers", "CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", _pop_dict("csi_drivers")),
+    Kind("csistoragecapacities", "CSIStorageCapacity", "/apis/storage.k8s.io/v1/csistoragecapacities",
+         _pop_list("csi_capacities"), optional=True),
+    Kind("poddisruptionbudgets", "PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", _pop_list("pdbs")),
+    Kind("namespaces", "Namespace", "/api/v1/namespaces", _take_namespace),
+    *(Kind(name, kind, path, _pop_dict("controllers")) for name, kind, path in _CONTROLLERS),
+    Kind("priorityconfig", "ConfigMap", "/api/v1/namespaces/{namespace}/configmaps", _take_priority,
+         field_selector=f"metadata.name={PRIORITY_CONFIGMAP}"),
+)
+
+
+def convert_one(converter: Converter, kind: Kind, obj: Json, source: str) -> tuple[object, list[str]]:
+    """The model object of ``obj`` and the warnings its conversion raised.
+
+    Raises ``kube.convert.InputError`` (naming the object and field) on bad input.
+    """
+    obj["kind"] = kind.kind  # LIST items carry no kind
+    converter.add(obj, source)
+    warnings = converter.objects.warnings
+    taken = kind.take(converter.objects)
+    if warnings:
+        converter.objects.warnings = []
+    return taken, warnings
+
+
+def key_of(obj: Json) -> Key:
+    meta = obj.get("metadata") or {}
+    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
