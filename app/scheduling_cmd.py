@@ -1,7 +1,8 @@
 """``scheduler-extender`` and ``pod-webhook``: the scheduling half of the thesis as two servers.
 
 Both read the cluster through a ``scheduling.view.ClusterView``: ``--snapshot`` files
-(offline, demos, tests) or the live adapter's watch caches. They serve until SIGTERM or
+(offline, demos, tests) or the live adapter's watch caches (``--kubeconfig``, or the
+in-cluster service account). They serve until SIGTERM or
 SIGINT, then stop accepting, finish in-flight requests and exit 0. Bad flags or files
 print one line and exit 2, like every other command.
 """
@@ -34,6 +35,14 @@ def _common(parser: argparse.ArgumentParser, port: int) -> None:
                         help="serve plain HTTP without TLS (tests and loopback only)")
     parser.add_argument("--snapshot", action="append", default=[], metavar="FILE",
                         help="read the cluster from these snapshot files instead of the API (repeatable)")
+    parser.add_argument("--kubeconfig", default=None,
+                        help="kubeconfig of the cluster to watch (default: in-cluster service account, "
+                             "else ~/.kube/config)")
+    parser.add_argument("--kube-client-qps", type=float, default=5.0, help="client-side rate limit (default 5)")
+    parser.add_argument("--kube-client-burst", type=int, default=10, help="client-side burst (default 10)")
+    parser.add_argument("--sync-timeout", default="2m",
+                        help="how long to wait for the watch caches before serving anyway (answers are "
+                             "errors, and /readyz is 503, until they sync; default 2m)")
     parser.add_argument("--storage-provisioner", default="rok.arrikto.com",
                         help="StorageClass provisioner of node-local, migratable volumes")
     parser.add_argument("--storage-capacity-annotation", default="rok.arrikto.com/capacity",
@@ -77,17 +86,42 @@ def _names(args: argparse.Namespace) -> Any:
                         max_capacity_label=args.storage_max_capacity_label)
 
 
-def _view(args: argparse.Namespace) -> Any:
+def _view(args: argparse.Namespace, *, pods: bool, stops: list[Any]) -> Any:
+    """The cluster view: ``--snapshot`` files, or watch caches of the live cluster (started here)."""
     from kube.convert import InputError
+    from kube.duration import parse_duration
     from kube.load import load_snapshot
     from scheduling.view import StaticView
 
-    if not args.snapshot:
-        raise _Usage("--snapshot is required: the live watch caches are not wired into this command yet")
+    if args.snapshot:
+        if args.kubeconfig:
+            raise _Usage("--snapshot and --kubeconfig exclude each other")
+        try:
+            return StaticView.of(load_snapshot(args.snapshot, _names(args)))
+        except InputError as exc:
+            raise _Usage(str(exc)) from None
+    from kube.clusterapi import ClusterAPIError
+    from kubeapi.caches import Caches
+    from kubeapi.config import api_client
+    from kubeapi.ratelimit import TokenBucket
+    from kubeapi.transport import Transport
+    from scheduling.live_view import CachesView, scheduling_kinds
+
     try:
-        return StaticView.of(load_snapshot(args.snapshot, _names(args)))
-    except InputError as exc:
+        sync_timeout = parse_duration(args.sync_timeout)
+    except ValueError as exc:
+        raise _Usage(f"--sync-timeout: {exc}") from None
+    try:
+        transport = Transport(api_client(args.kubeconfig), TokenBucket(args.kube_client_qps, args.kube_client_burst))
+    except ClusterAPIError as exc:
         raise _Usage(str(exc)) from None
+    caches = Caches(transport, _names(args), kinds=scheduling_kinds(pods=pods))
+    caches.start()
+    stops.append(caches.stop)
+    if not caches.wait_synced(sync_timeout):
+        log.warning("watch caches not synced after %s: %s; serving errors until they are",
+                    args.sync_timeout, caches.unavailable_reason())
+    return CachesView(caches)
 
 
 def _tls(args: argparse.Namespace) -> Any:
@@ -102,11 +136,12 @@ def _tls(args: argparse.Namespace) -> Any:
     return TLSFiles(args.tls_cert_file, args.tls_private_key_file)
 
 
-def _routes(args: argparse.Namespace) -> dict[str, Any]:
+def _routes(args: argparse.Namespace, stops: list[Any]) -> tuple[dict[str, Any], Any]:
+    """The routes to serve and a readiness check (the view is complete)."""
     from kube.duration import parse_duration
 
-    view = _view(args)
     if args.command == "scheduler-extender":
+        view = _view(args, pods=True, stops=stops)
         from scheduling.extender import Extender
 
         try:
@@ -114,7 +149,7 @@ def _routes(args: argparse.Namespace) -> dict[str, Any]:
         except ValueError as exc:
             raise _Usage(f"--reservation-timeout: {exc}") from None
         extender = Extender(view, _names(args), reservation_timeout=timeout, clock=time.monotonic)
-        return extender.routes()
+        return extender.routes(), _ready(view)
     from scheduling.webhook import WebhookConfig, mutate
 
     globs = tuple(g.strip() for g in args.namespaces.split(",") if g.strip())
@@ -127,7 +162,24 @@ def _routes(args: argparse.Namespace) -> dict[str, Any]:
                            only_local_storage=args.only_local_storage_pods, local_provisioners=local)
     if not args.scheduler_name:
         raise _Usage("--scheduler-name: must not be empty")
-    return {"/mutate": lambda body: mutate(body, config, view)}
+    # Without --only-local-storage-pods the webhook reads nothing from the cluster.
+    hook_view = _view(args, pods=False, stops=stops) if args.only_local_storage_pods else None
+    return {"/mutate": lambda body: mutate(body, config, hook_view)}, _ready(hook_view)
+
+
+def _ready(view: Any) -> Any:
+    from kube.clusterapi import ViewUnavailable
+
+    def ready() -> bool:
+        if view is None:
+            return True
+        try:
+            view.read()
+        except ViewUnavailable:
+            return False
+        return True
+
+    return ready
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,14 +188,19 @@ def run(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stops: list[Any] = []
     try:
         tls = _tls(args)
-        routes = _routes(args)
-        server = JsonServer(args.address, args.port, routes, tls)
+        routes, ready = _routes(args, stops)
+        server = JsonServer(args.address, args.port, routes, tls, ready=ready)
     except _Usage as exc:
+        for stop_caches in stops:
+            stop_caches()
         sys.stderr.write(f"autoscaler {args.command}: {exc}\n")
         return EXIT_BAD_INPUT
     except OSError as exc:
+        for stop_caches in stops:
+            stop_caches()
         sys.stderr.write(f"autoscaler {args.command}: cannot listen on {args.address}:{args.port} or read "
                          f"the TLS files: {exc.strerror or exc}\n")
         return EXIT_BAD_INPUT
@@ -159,5 +216,7 @@ def run(args: argparse.Namespace) -> int:
     stop.wait()
     server.shutdown()
     server.server_close()
+    for stop_caches in stops:
+        stop_caches()
     log.info("%s stopped", args.command)
     return 0

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from kube.clusterapi import ViewUnavailable
 from kube.convert import FieldError, InputError, convert_node, convert_pod
 from kube.model import Node, Pod
 from kube.names import StorageNames
@@ -113,8 +114,14 @@ class Extender:
             return {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
                     "Error": str(exc)}
         with self._lock:
-            cached, state = self._current()
-            self.book.expire(state.objects, state.pods)
+            try:
+                cached, state = self._current()
+            except ViewUnavailable as exc:
+                # Deciding on a partial view could approve a node whose capacity we have not seen.
+                log.warning("filter: %s: no complete view of the cluster: %s", pod.ref, exc)
+                return {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
+                        "Error": f"storage-aware extender: no complete view of the cluster: {exc}"}
+            self.book.expire(state.objects, state.pod)
             storage = cached if nodes is None else StorageFilter(nodes, state.objects, self.names)
             outcome = storage.filter(pod, names, self._reserved(storage, pod.uid))
             self.book.approve(pod, outcome.local_claims, outcome.local_bytes, frozenset(outcome.passed))
@@ -141,7 +148,10 @@ class Extender:
             # HostPriorityList has no error field: a non-2xx status is how the scheduler learns of it.
             raise ExtenderError(f"prioritize: {exc}") from None
         with self._lock:
-            cached, state = self._current()
+            try:
+                cached, state = self._current()
+            except ViewUnavailable as exc:
+                raise ExtenderError(f"prioritize: no complete view of the cluster: {exc}") from None
             storage = cached if nodes is None else StorageFilter(nodes, state.objects, self.names)
             scores = storage.prioritize(pod, names, self._reserved(storage, pod.uid))
         return [{"Host": name, "Score": score} for name, score in scores]

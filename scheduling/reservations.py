@@ -20,7 +20,7 @@ Time comes from an injected clock (``time.monotonic`` in the server, a fake in t
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from kube.model import ClusterObjects, Pod
@@ -79,15 +79,20 @@ class ReservationBook:
         """Every reservation but the pod's own (a pod filtered again must not compete with itself)."""
         return (r for r in self._by_uid.values() if r.uid != uid)
 
-    def expire(self, objects: ClusterObjects, pods: Mapping[str, Pod] | None) -> None:
-        """Drop reservations the cluster now shows (claims bound and pinned), of pods gone, or too old."""
+    def expire(self, objects: ClusterObjects, pod_of: Callable[[str, str], Pod | None] | None) -> None:
+        """Drop reservations the cluster now shows (claims bound and pinned), of pods gone, or too old.
+
+        ``pod_of(namespace, name)`` reads the view's pods (None: the view has none); a pod
+        of the same name with another uid is a new pod, and the old one is gone."""
         now = self.clock()
         for uid, res in list(self._by_uid.items()):
             reason = None
-            current = pods.get(uid) if pods is not None else None
+            current = pod_of(res.namespace, res.name) if pod_of is not None else None
+            if current is not None and current.uid != uid:
+                current = None
             if now - res.since >= self.timeout:
                 reason = "timed out"
-            elif pods is not None and current is None and res.seen:
+            elif pod_of is not None and current is None and res.seen:
                 reason = "pod gone"
             elif self._claims_provisioned(res, objects):
                 reason = "claims bound"

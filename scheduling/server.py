@@ -4,8 +4,8 @@ Routes map a path to a function of the decoded JSON body. Connections are kept a
 (HTTP/1.1 with Content-Length), since kube-scheduler and the API server reuse them and
 a TLS handshake per call would dominate the filter's latency. TLS uses the mounted
 certificate and key; they are re-read when the files change, so a certificate that
-cert-manager renews is served without a restart. ``GET /healthz`` answers 200 for the
-probes.
+cert-manager renews is served without a restart. ``GET /healthz`` answers 200 (liveness);
+``GET /readyz`` 503 until the view is complete (readiness).
 """
 
 from __future__ import annotations
@@ -89,8 +89,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:
-        if self.path in ("/healthz", "/readyz"):
+        if self.path == "/healthz":
             self._send(200, {"status": "ok"})
+        elif self.path == "/readyz":
+            ready = self.server.ready()
+            self._send(200 if ready else 503, {"status": "ok" if ready else "watch caches not synced"})
         else:
             self._send(404, {"error": f"no route {self.path}"})
 
@@ -130,8 +133,10 @@ class JsonServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, host: str, port: int, routes: Mapping[str, Route], tls: TLSFiles | None = None) -> None:
+    def __init__(self, host: str, port: int, routes: Mapping[str, Route], tls: TLSFiles | None = None, *,
+                 ready: Callable[[], bool] = lambda: True) -> None:
         self.routes = dict(routes)
+        self.ready = ready
         self._tls = _Reloading(tls) if tls is not None else None
         super().__init__((host, port), _Handler)
 

@@ -11,7 +11,7 @@ only when storage objects changed, instead of on every request.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -28,21 +28,24 @@ class ViewState:
     ``storage_version`` whenever a claim, volume, class, CSI driver or capacity did.
     ``objects`` holds claims, volumes, storage classes, CSI drivers and capacities
     (its ``nodes`` and ``pods`` lists may be empty: read ``nodes`` and ``pods``).
-    ``pods`` maps uid to pod, or is None when the view does not watch pods.
+    ``pod(namespace, name)`` finds a pod, or is None when the view does not watch pods.
     """
 
     nodes_version: int
     nodes: tuple[Node, ...]
     storage_version: int
     objects: ClusterObjects
-    pods: Mapping[str, Pod] | None
+    pod: Callable[[str, str], Pod | None] | None
 
 
 class ClusterView(Protocol):
     """A read-only, versioned view of the cluster objects the scheduling side needs."""
 
     def read(self) -> ViewState:
-        """The current state; cheap (no copy of unchanged objects)."""
+        """The current state; cheap (no copy of unchanged objects).
+
+        Raises ``kube.clusterapi.ViewUnavailable`` when the view is not complete and
+        current (a cache not synced, a watch lost): nothing may be decided on it."""
         ...
 
 
@@ -50,7 +53,7 @@ class ClusterView(Protocol):
 class StaticView:
     """A view whose contents are set by its owner (tests, the simulated world, ``--snapshot``)."""
 
-    _state: ViewState = field(default_factory=lambda: ViewState(0, (), 0, ClusterObjects(), {}))
+    _state: ViewState = field(default_factory=lambda: ViewState(0, (), 0, ClusterObjects(), None))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -65,12 +68,16 @@ class StaticView:
 
     def set(self, objects: ClusterObjects, *, nodes_changed: bool = True, storage_changed: bool = True) -> None:
         """Replace every object (nodes and pods from ``objects.nodes`` / ``objects.pods``)."""
+        pods = {(p.namespace, p.name): p for p in objects.pods}
+
+        def pod(namespace: str, name: str) -> Pod | None:
+            return pods.get((namespace, name))
+
         with self._lock:
             old = self._state
             self._state = ViewState(
                 old.nodes_version + int(nodes_changed), tuple(objects.nodes),
-                old.storage_version + int(storage_changed), objects,
-                {p.uid: p for p in objects.pods},
+                old.storage_version + int(storage_changed), objects, pod,
             )
 
     def put_node(self, node: Node) -> None:
@@ -81,4 +88,4 @@ class StaticView:
             nodes.append(node)
             nodes.sort(key=lambda n: n.name)
             self._state = ViewState(old.nodes_version + 1, tuple(nodes), old.storage_version, old.objects,
-                                    old.pods)
+                                    old.pod)

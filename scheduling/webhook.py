@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kube.clusterapi import ViewUnavailable
 from kube.model import ClusterObjects
 from scheduling.view import ClusterView
 
@@ -120,7 +121,11 @@ def _patch(request: Json, config: WebhookConfig, view: ClusterView | None) -> li
 
 
 def _uses_local_storage(spec: Json, namespace: str, config: WebhookConfig, view: ClusterView | None) -> bool:
-    objects = view.read().objects if view is not None else None
+    try:
+        objects = view.read().objects if view is not None else None
+    except ViewUnavailable as exc:  # cannot tell: route it (the storage-aware scheduler is always safe)
+        log.warning("pod-webhook: no complete view of the cluster (%s); routing the pod", exc)
+        objects = None
     for volume in spec.get("volumes") or ():
         if not isinstance(volume, dict):
             continue

@@ -102,11 +102,16 @@ def test_concurrent_filters_approve_the_last_bytes_once() -> None:
         server = JsonServer("127.0.0.1", 0, extender.routes())
         server.serve_in_thread()
         results: list[object] = []
+        errors: list[BaseException] = []
 
         def one(i: int) -> None:
             client = Client(server)
-            results.append(filter_names(client, f"p{i}", f"d{i}", ["last"])["NodeNames"])
-            client.close()
+            try:
+                results.append(filter_names(client, f"p{i}", f"d{i}", ["last"])["NodeNames"])
+            except Exception as exc:  # reported below, with the test's own message
+                errors.append(exc)
+            finally:
+                client.close()
 
         threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
         for t in threads:
@@ -115,4 +120,5 @@ def test_concurrent_filters_approve_the_last_bytes_once() -> None:
             t.join(timeout=10)
         server.shutdown()
         server.server_close()
+    assert not errors, errors
     assert sorted(map(str, results)) == sorted([str(["last"])] + [str([])] * 7)
