@@ -86,7 +86,7 @@ def _names(args: argparse.Namespace) -> Any:
                         max_capacity_label=args.storage_max_capacity_label)
 
 
-def _view(args: argparse.Namespace, *, pods: bool, stops: list[Any]) -> Any:
+def _view(args: argparse.Namespace, *, webhook: bool, stops: list[Any]) -> Any:
     """The cluster view: ``--snapshot`` files, or watch caches of the live cluster (started here)."""
     from kube.convert import InputError
     from kube.duration import parse_duration
@@ -115,7 +115,7 @@ def _view(args: argparse.Namespace, *, pods: bool, stops: list[Any]) -> Any:
         transport = Transport(api_client(args.kubeconfig), TokenBucket(args.kube_client_qps, args.kube_client_burst))
     except ClusterAPIError as exc:
         raise _Usage(str(exc)) from None
-    caches = Caches(transport, _names(args), kinds=scheduling_kinds(pods=pods))
+    caches = Caches(transport, _names(args), kinds=scheduling_kinds(webhook=webhook))
     caches.start()
     stops.append(caches.stop)
     if not caches.wait_synced(sync_timeout):
@@ -141,7 +141,7 @@ def _routes(args: argparse.Namespace, stops: list[Any]) -> tuple[dict[str, Any],
     from kube.duration import parse_duration
 
     if args.command == "scheduler-extender":
-        view = _view(args, pods=True, stops=stops)
+        view = _view(args, webhook=False, stops=stops)
         from scheduling.extender import Extender
 
         try:
@@ -163,7 +163,7 @@ def _routes(args: argparse.Namespace, stops: list[Any]) -> tuple[dict[str, Any],
     if not args.scheduler_name:
         raise _Usage("--scheduler-name: must not be empty")
     # Without --only-local-storage-pods the webhook reads nothing from the cluster.
-    hook_view = _view(args, pods=False, stops=stops) if args.only_local_storage_pods else None
+    hook_view = _view(args, webhook=True, stops=stops) if args.only_local_storage_pods else None
     return {"/mutate": lambda body: mutate(body, config, hook_view)}, _ready(hook_view)
 
 

@@ -21,16 +21,20 @@ from kubeapi.caches import Caches
 from kubeapi.kinds import KINDS, Kind
 from scheduling.view import ViewState
 
-__all__ = ["NODE_KINDS", "STORAGE_KINDS", "CachesView", "scheduling_kinds"]
+__all__ = ["CLAIM_KINDS", "NODE_KINDS", "STORAGE_KINDS", "CachesView", "scheduling_kinds"]
 
 NODE_KINDS = frozenset({"nodes"})
 STORAGE_KINDS = frozenset({"persistentvolumeclaims", "persistentvolumes", "storageclasses", "csidrivers",
                            "csistoragecapacities"})
 
 
-def scheduling_kinds(*, pods: bool = True) -> tuple[Kind, ...]:
-    """The caches the scheduling side needs (not controllers, PDBs, namespaces...)."""
-    wanted = NODE_KINDS | STORAGE_KINDS | ({"pods"} if pods else set())
+#: What the webhook reads to tell a local claim from another (``--only-local-storage-pods``).
+CLAIM_KINDS = frozenset({"persistentvolumeclaims", "persistentvolumes", "storageclasses"})
+
+
+def scheduling_kinds(*, webhook: bool = False) -> tuple[Kind, ...]:
+    """The caches the extender needs (nodes, pods, storage), or the webhook (claims only)."""
+    wanted = CLAIM_KINDS if webhook else NODE_KINDS | STORAGE_KINDS | {"pods"}
     return tuple(k for k in KINDS if k.name in wanted)
 
 
