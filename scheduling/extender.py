@@ -35,7 +35,7 @@ from kube.model import Node, Pod
 from kube.names import StorageNames
 from scheduling.reservations import Reservation, ReservationBook
 from scheduling.server import BadRequest, Route
-from scheduling.storage_filter import StorageFilter
+from scheduling.storage_filter import FilterOutcome, StorageFilter
 from scheduling.view import ClusterView, ViewState
 from simulator.snapshot import IntArray
 
@@ -113,18 +113,13 @@ class Extender:
             log.warning("filter: bad request: %s", exc)
             return {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
                     "Error": str(exc)}
-        with self._lock:
-            try:
-                cached, state = self._current()
-            except ViewUnavailable as exc:
-                # Deciding on a partial view could approve a node whose capacity we have not seen.
-                log.warning("filter: %s: no complete view of the cluster: %s", pod.ref, exc)
-                return {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
-                        "Error": f"storage-aware extender: no complete view of the cluster: {exc}"}
-            self.book.expire(state.objects, state.pod)
-            storage = cached if nodes is None else StorageFilter(nodes, state.objects, self.names)
-            outcome = storage.filter(pod, names, self._reserved(storage, pod.uid))
-            self.book.approve(pod, outcome.local_claims, outcome.local_bytes, frozenset(outcome.passed))
+        try:
+            outcome = self.filter_pod(pod, names, nodes)
+        except ViewUnavailable as exc:
+            # Deciding on a partial view could approve a node whose capacity we have not seen.
+            log.warning("filter: %s: no complete view of the cluster: %s", pod.ref, exc)
+            return {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
+                    "Error": f"storage-aware extender: no complete view of the cluster: {exc}"}
         if outcome.failed:
             log.debug("filter: %s fits %d of %d node(s)", pod.ref, len(outcome.passed), len(names))
         result: Json = {"FailedNodes": outcome.failed, "FailedAndUnresolvableNodes": dict(outcome.failed),
@@ -139,6 +134,18 @@ class Extender:
                                "items": [obj for obj, node in zip(raw, nodes, strict=True) if node.name in keep]}
             result["NodeNames"] = None
         return result
+
+    def filter_pod(self, pod: Pod, names: Sequence[str], nodes: Sequence[Node] | None = None) -> FilterOutcome:
+        """The filter on model objects: the wire's ``filter`` after decoding, and the simulated
+        world's scheduler (which has no JSON). ``nodes`` None: read them from the view.
+        Raises ``ViewUnavailable`` when the view is not complete."""
+        with self._lock:
+            cached, state = self._current()
+            self.book.expire(state.objects, state.pod)
+            storage = cached if nodes is None else StorageFilter(nodes, state.objects, self.names)
+            outcome = storage.filter(pod, names, self._reserved(storage, pod.uid))
+            self.book.approve(pod, outcome.local_claims, outcome.local_bytes, frozenset(outcome.passed))
+        return outcome
 
     def prioritize(self, args: object) -> list[Json]:
         """``POST /prioritize``: ExtenderArgs -> HostPriorityList (scores 0..10)."""
