@@ -77,20 +77,27 @@ class StorageFilter:
         self.volumes = VolumeIndex(objects, names, storage_aware=True)
         self.checker = PredicateChecker(self.snapshot, self.volumes)
         self._labels = [n.labels for n in nodes]
+        self._sources = list(nodes)
         self._provision_memo: dict[tuple[str, int], list[str | None]] = {}
         self._group_memo: dict[str, tuple[IntArray, list[int]]] = {}
+        self._last_names: tuple[list[str], IntArray, np.ndarray] | None = None
 
     def same_nodes(self, nodes: Sequence[Node]) -> bool:
         """Same names and labels in the same order: only free capacity may have changed."""
         snap = self.snapshot
         if len(nodes) != snap.count:
             return False
-        return all(n.name == snap.nodes[i].name and n.labels == self._labels[i] for i, n in enumerate(nodes))
+        sources = self._sources
+        return all(n is sources[i] or (n.name == sources[i].name and n.labels == self._labels[i])
+                   for i, n in enumerate(nodes))
 
     def refresh_capacity(self, nodes: Sequence[Node]) -> None:
         """Take new free local bytes (capacity annotations) without rebuilding the label index."""
         snap = self.snapshot
         for i, node in enumerate(nodes):
+            if node is self._sources[i]:  # the watch cache keeps unchanged nodes as the same object
+                continue
+            self._sources[i] = node
             snap.nodes[i] = _storage_node(node)
             snap.free_local[i] = 0 if node.free_local_bytes is None else min(node.free_local_bytes, UNBOUNDED_BYTES)
 
@@ -102,8 +109,10 @@ class StorageFilter:
         clone.volumes = VolumeIndex(objects, self.names, storage_aware=True)
         clone.checker = PredicateChecker(self.snapshot, clone.volumes)
         clone._labels = self._labels
+        clone._sources = self._sources
         clone._provision_memo = {}
         clone._group_memo = {}
+        clone._last_names = None
         return clone
 
     # --- the verbs --------------------------------------------------------------------
@@ -139,45 +148,58 @@ class StorageFilter:
         if plan.error is not None:
             return FilterOutcome((), dict.fromkeys(names, plan.error), 0, ())
         snap = self.snapshot
-        get = snap.index.get
-        idxs = np.fromiter((get(name, -1) for name in names), np.int64, len(names))
-        known = idxs >= 0
-        at = np.where(known, idxs, 0)
-        reasons: list[str | None] = [None] * len(names)
+        at, known = self._positions(names)
+        # Failures are collected as (mask over the candidates, reason): whole masks at once.
+        refusals: list[tuple[np.ndarray, str]] = [(~known, REASON_UNKNOWN_NODE)]
+        one_by_one: dict[str, str] = {}
         with _Held(snap, reserved):
             ok = self.checker.feasible(subject, plan)[at] & known
             undecided = known & ~ok
             for mask, reason in self._reasons(subject, plan):
                 here = undecided & ~mask[at]
-                for pos in np.flatnonzero(here):
-                    reasons[pos] = reason
+                refusals.append((here, reason))
                 undecided &= ~here
-            for pos in np.flatnonzero(~known):
-                reasons[pos] = REASON_UNKNOWN_NODE
+            refusals.append((undecided, REASON_NOT_ENOUGH_SPACE))  # nothing should be left; never silently pass
             if self.checker.needs_node_checks(subject, dataclasses.replace(plan, provision=())):
                 # Binding to Available PVs (each PV has its own node affinity), or any other
                 # per-node volume check: the checker's full answer, node by node.
-                for pos in np.flatnonzero(ok):
+                for pos in np.flatnonzero(ok).tolist():
                     why = self.checker.check(subject, plan, int(at[pos]))
                     if why is not None:
-                        reasons[pos] = why.reason
+                        one_by_one[names[pos]] = why.reason
                         ok[pos] = False
             else:
                 for item in plan.provision:  # per topology group, not per node
                     verdicts = self._provision_reasons(item)
                     groups = self._groups(item.storage_class.name)[0][at]
-                    refused = np.fromiter((v is not None for v in verdicts), np.bool_, len(verdicts))[groups] & ok
-                    for pos in np.flatnonzero(refused):
-                        reasons[pos] = verdicts[groups[pos]]
-                    ok &= ~refused
+                    for group, verdict in enumerate(verdicts):
+                        if verdict is not None:
+                            refused = ok & (groups == group)
+                            refusals.append((refused, verdict))
+                            ok &= ~refused
             most = plan.local_bytes
             if plan.static:
                 most = max((self.checker.local_bytes_on(subject, plan, int(at[pos])) for pos in np.flatnonzero(ok)),
                            default=plan.local_bytes)
-        passed = tuple(names[pos] for pos in np.flatnonzero(ok))
-        failed = {names[pos]: reason or REASON_NOT_ENOUGH_SPACE
-                  for pos, reason in enumerate(reasons) if not ok[pos]}
+        passed = tuple(names[pos] for pos in np.flatnonzero(ok).tolist())
+        failed: dict[str, str] = {}
+        for mask, reason in refusals:
+            if mask.any():
+                failed.update(dict.fromkeys([names[pos] for pos in np.flatnonzero(mask).tolist()], reason))
+        failed.update(one_by_one)
         return FilterOutcome(passed, failed, most if passed else 0, self.local_claims(pod))
+
+    def _positions(self, names: list[str]) -> tuple[IntArray, np.ndarray]:
+        """Node indices of ``names`` (0 where unknown) and which are known. kube-scheduler sends
+        the same list call after call while its nodes do not change, so the last one is kept."""
+        if self._last_names is not None and names == self._last_names[0]:
+            return self._last_names[1], self._last_names[2]
+        get = self.snapshot.index.get
+        idxs = np.fromiter((get(name, -1) for name in names), np.int64, len(names))
+        known = idxs >= 0
+        at = np.where(known, idxs, 0)
+        self._last_names = (names, at, known)
+        return at, known
 
     def _groups(self, class_name: str) -> tuple[IntArray, list[int]]:
         """Nodes grouped by the labels provisioning in this class reads: the keys of its
