@@ -10,6 +10,7 @@ print one line and exit 2, like every other command.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import signal
 import sys
@@ -204,6 +205,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"autoscaler {args.command}: cannot listen on {args.address}:{args.port} or read "
                          f"the TLS files: {exc.strerror or exc}\n")
         return EXIT_BAD_INPUT
+    # The view's objects live as long as the server: keep the cyclic collector from walking
+    # them again and again (a full collection over 5,000 nodes and their volumes is tens of ms).
+    gc.freeze()
     stop = threading.Event()
 
     def _signal(signum: int, frame: FrameType | None) -> None:
