@@ -28,8 +28,6 @@ from kube.names import StorageNames
 from simulator.predicates import PredicateChecker
 from simulator.snapshot import ClusterSnapshot, IntArray
 from simulator.volumes import (
-    REASON_BIND_CONFLICT,
-    REASON_NODE_CONFLICT,
     REASON_NOT_ENOUGH_SPACE,
     ProvisionClaim,
     VolumeIndex,
@@ -137,9 +135,10 @@ class StorageFilter:
     def filter(self, pod: Pod, candidates: Sequence[str], reserved: IntArray) -> FilterOutcome:
         """Which candidates can hold the pod's volumes; ``reserved`` bytes per node are held for others.
 
-        One pass of vector masks over every node (the checker's ``feasible``), then reasons
-        attributed in ``PredicateChecker.check``'s order; only claims to provision through
-        other provisioners, or to bind to Available PVs, need a per-node look.
+        One pass of vector masks over every node (the checker's ``feasible``), reasons from
+        the checker once per group of nodes refused alike (``_vector_refusals``); only claims
+        to provision through other provisioners, or to bind to Available PVs, need a
+        per-node look.
         """
         subject, plan = self.plan(pod)
         names = list(candidates)
@@ -154,12 +153,7 @@ class StorageFilter:
         one_by_one: dict[str, str] = {}
         with _Held(snap, reserved):
             ok = self.checker.feasible(subject, plan)[at] & known
-            undecided = known & ~ok
-            for mask, reason in self._reasons(subject, plan):
-                here = undecided & ~mask[at]
-                refusals.append((here, reason))
-                undecided &= ~here
-            refusals.append((undecided, REASON_NOT_ENOUGH_SPACE))  # nothing should be left; never silently pass
+            refusals.extend(self._vector_refusals(subject, plan, at, known & ~ok))
             if self.checker.needs_node_checks(subject, dataclasses.replace(plan, provision=())):
                 # Binding to Available PVs (each PV has its own node affinity), or any other
                 # per-node volume check: the checker's full answer, node by node.
@@ -241,16 +235,36 @@ class StorageFilter:
             verdicts = self._provision_memo[key] = [self.volumes.provision_reason(item, nodes[i]) for i in first]
         return verdicts
 
-    def _reasons(self, subject: Pod, plan: VolumePlan) -> list[tuple[np.ndarray, str]]:
-        """Masks of the vectorized volume filters with their reasons, in ``PredicateChecker.check``'s order."""
-        feasible = self.checker.feasible
+    def _vector_refusals(self, subject: Pod, plan: VolumePlan, at: IntArray,
+                         refused: np.ndarray) -> list[tuple[np.ndarray, str]]:
+        """Reasons for the candidates the vector filters refused, in the checker's own words.
+
+        Each part of the plan is tried alone through ``feasible``; candidates that pass and
+        fail the same parts fail ``PredicateChecker.check`` for the same reason (the first
+        failing part in its order), so the checker is asked once per such group, on one of
+        its nodes, and the answer labels the whole group. No ordering of reasons is copied here.
+        """
+        positions = np.flatnonzero(refused)
+        if len(positions) == 0:
+            return []
+        codes = np.zeros(len(positions), np.int64)
+        bit = 0
+        for part in dataclasses.fields(plan):
+            value = getattr(plan, part.name)
+            if part.name == "error" or not value:
+                continue
+            alone = self.checker.feasible(subject, VolumePlan(**{part.name: value}))
+            codes |= (~alone[at[positions]]).astype(np.int64) << bit
+            bit += 1
         out: list[tuple[np.ndarray, str]] = []
-        if plan.pinned:
-            out.append((feasible(subject, VolumePlan(pinned=plan.pinned)), REASON_NODE_CONFLICT))
-        if plan.topologies:
-            out.append((feasible(subject, VolumePlan(topologies=plan.topologies)), REASON_BIND_CONFLICT))
-        if plan.local_bytes:
-            out.append((feasible(subject, VolumePlan(local_bytes=plan.local_bytes)), REASON_NOT_ENOUGH_SPACE))
+        for code in np.unique(codes).tolist():
+            members = positions[codes == code]
+            why = self.checker.check(subject, plan, int(at[members[0]]))
+            mask = np.zeros(len(refused), np.bool_)
+            mask[members] = True
+            # A node the vector filters refused and the checker would accept cannot happen; if
+            # it ever did, refusing is the safe side (a pod waits rather than gets stuck).
+            out.append((mask, why.reason if why is not None else REASON_NOT_ENOUGH_SPACE))
         return out
 
     def prioritize(self, pod: Pod, candidates: Iterable[str], reserved: IntArray) -> list[tuple[str, int]]:
