@@ -137,7 +137,7 @@ def _tls(args: argparse.Namespace) -> Any:
     return TLSFiles(args.tls_cert_file, args.tls_private_key_file)
 
 
-def _routes(args: argparse.Namespace, stops: list[Any]) -> tuple[dict[str, Any], Any]:
+def _routes(args: argparse.Namespace, stops: list[Any], metrics: Any) -> tuple[dict[str, Any], Any]:
     """The routes to serve and a readiness check (the view is complete)."""
     from kube.duration import parse_duration
 
@@ -149,7 +149,7 @@ def _routes(args: argparse.Namespace, stops: list[Any]) -> tuple[dict[str, Any],
             timeout = parse_duration(args.reservation_timeout)
         except ValueError as exc:
             raise _Usage(f"--reservation-timeout: {exc}") from None
-        extender = Extender(view, _names(args), reservation_timeout=timeout, clock=time.monotonic)
+        extender = Extender(view, _names(args), reservation_timeout=timeout, clock=time.monotonic, metrics=metrics)
         return extender.routes(), _ready(view)
     from scheduling.webhook import WebhookConfig, mutate
 
@@ -165,7 +165,7 @@ def _routes(args: argparse.Namespace, stops: list[Any]) -> tuple[dict[str, Any],
         raise _Usage("--scheduler-name: must not be empty")
     # Without --only-local-storage-pods the webhook reads nothing from the cluster.
     hook_view = _view(args, webhook=True, stops=stops) if args.only_local_storage_pods else None
-    return {"/mutate": lambda body: mutate(body, config, hook_view)}, _ready(hook_view)
+    return {"/mutate": lambda body: mutate(body, config, hook_view, metrics)}, _ready(hook_view)
 
 
 def _ready(view: Any) -> Any:
@@ -185,6 +185,7 @@ def _ready(view: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT; 0 on a clean stop, 2 on bad flags or files."""
+    from scheduling.metrics import SchedulingMetrics
     from scheduling.server import JsonServer
 
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
@@ -192,8 +193,9 @@ def run(args: argparse.Namespace) -> int:
     stops: list[Any] = []
     try:
         tls = _tls(args)
-        routes, ready = _routes(args, stops)
-        server = JsonServer(args.address, args.port, routes, tls, ready=ready)
+        metrics = SchedulingMetrics()
+        routes, ready = _routes(args, stops, metrics)
+        server = JsonServer(args.address, args.port, routes, tls, ready=ready, metrics=metrics.registry)
     except _Usage as exc:
         for stop_caches in stops:
             stop_caches()

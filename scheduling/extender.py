@@ -33,6 +33,7 @@ from kube.clusterapi import ViewUnavailable
 from kube.convert import FieldError, InputError, convert_node, convert_pod
 from kube.model import Node, Pod
 from kube.names import StorageNames
+from scheduling.metrics import SchedulingMetrics
 from scheduling.reservations import Reservation, ReservationBook
 from scheduling.server import BadRequest, Route
 from scheduling.storage_filter import FilterOutcome, StorageFilter
@@ -58,8 +59,9 @@ class Extender:
     """
 
     def __init__(self, view: ClusterView, names: StorageNames, *, reservation_timeout: float,
-                 clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float], metrics: SchedulingMetrics | None = None) -> None:
         self.view = view
+        self.metrics = metrics or SchedulingMetrics()
         self.names = names
         self.book = ReservationBook(reservation_timeout, clock)
         self._lock = threading.Lock()
@@ -107,9 +109,14 @@ class Extender:
     # --- verbs ----------------------------------------------------------------------------
     def filter(self, args: object) -> Json:
         """``POST /filter``: ExtenderArgs -> ExtenderFilterResult."""
+        with self.metrics.filter_seconds.time():
+            return self._answer_filter(args)
+
+    def _answer_filter(self, args: object) -> Json:
         try:
             pod, names, nodes = self._args(args)
         except ExtenderError as exc:
+            self.metrics.errors.labels("filter").inc()
             log.warning("filter: bad request: %s", exc)
             return {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
                     "Error": str(exc)}
@@ -117,10 +124,13 @@ class Extender:
             outcome = self.filter_pod(pod, names, nodes)
         except ViewUnavailable as exc:
             # Deciding on a partial view could approve a node whose capacity we have not seen.
+            self.metrics.errors.labels("filter").inc()
             log.warning("filter: %s: no complete view of the cluster: %s", pod.ref, exc)
             return {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
                     "Error": f"storage-aware extender: no complete view of the cluster: {exc}"}
         if outcome.failed:
+            for reason in set(outcome.failed.values()):
+                self.metrics.failed_nodes.labels(reason).inc(sum(1 for r in outcome.failed.values() if r == reason))
             log.debug("filter: %s fits %d of %d node(s)", pod.ref, len(outcome.passed), len(names))
         result: Json = {"FailedNodes": outcome.failed, "FailedAndUnresolvableNodes": dict(outcome.failed),
                         "Error": ""}
@@ -145,6 +155,7 @@ class Extender:
             storage = cached if nodes is None else StorageFilter(nodes, state.objects, self.names)
             outcome = storage.filter(pod, names, self._reserved(storage, pod.uid))
             self.book.approve(pod, outcome.local_claims, outcome.local_bytes, frozenset(outcome.passed))
+            self.metrics.reservations.set(len(self.book))
         return outcome
 
     def prioritize(self, args: object) -> list[Json]:
@@ -169,6 +180,7 @@ class Extender:
             try:
                 return self.prioritize(body)
             except ExtenderError as exc:
+                self.metrics.errors.labels("prioritize").inc()
                 raise BadRequest(str(exc)) from None
 
         return {"/filter": self.filter, "/prioritize": prioritize}

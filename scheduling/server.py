@@ -5,7 +5,8 @@ Routes map a path to a function of the decoded JSON body. Connections are kept a
 a TLS handshake per call would dominate the filter's latency. TLS uses the mounted
 certificate and key; they are re-read when the files change, so a certificate that
 cert-manager renews is served without a restart. ``GET /healthz`` answers 200 (liveness);
-``GET /readyz`` 503 until the view is complete (readiness).
+``GET /readyz`` 503 until the view is complete (readiness); ``GET /metrics`` the
+server's Prometheus registry.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import msgspec
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 __all__ = ["BadRequest", "JsonServer", "Route", "TLSFiles"]
 
@@ -91,6 +93,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self.path == "/healthz":
             self._send(200, {"status": "ok"})
+        elif self.path == "/metrics" and self.server.metrics is not None:
+            body = generate_latest(self.server.metrics)
+            self.send_response(200)
+            self.send_header("Content-Type", CONTENT_TYPE_LATEST)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
         elif self.path == "/readyz":
             ready = self.server.ready()
             self._send(200 if ready else 503, {"status": "ok" if ready else "watch caches not synced"})
@@ -134,9 +143,10 @@ class JsonServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, host: str, port: int, routes: Mapping[str, Route], tls: TLSFiles | None = None, *,
-                 ready: Callable[[], bool] = lambda: True) -> None:
+                 ready: Callable[[], bool] = lambda: True, metrics: CollectorRegistry | None = None) -> None:
         self.routes = dict(routes)
         self.ready = ready
+        self.metrics = metrics
         self._tls = _Reloading(tls) if tls is not None else None
         super().__init__((host, port), _Handler)
 

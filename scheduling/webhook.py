@@ -25,6 +25,7 @@ from typing import Any
 
 from kube.clusterapi import ViewUnavailable
 from kube.model import ClusterObjects
+from scheduling.metrics import SchedulingMetrics
 from scheduling.view import ClusterView
 
 __all__ = ["DEFAULT_SCHEDULER", "WebhookConfig", "mutate"]
@@ -66,9 +67,11 @@ def _allowed(uid: str, patch: list[Json] | None = None) -> Json:
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
 
 
-def mutate(review: object, config: WebhookConfig, view: ClusterView | None = None) -> Json:
+def mutate(review: object, config: WebhookConfig, view: ClusterView | None = None,
+           metrics: SchedulingMetrics | None = None) -> Json:
     """AdmissionReview in, AdmissionReview out (never raises)."""
     uid = ""
+    outcome = "malformed"
     try:
         if not isinstance(review, dict) or not isinstance(review.get("request"), dict):
             raise ValueError("AdmissionReview.request: missing")
@@ -77,10 +80,14 @@ def mutate(review: object, config: WebhookConfig, view: ClusterView | None = Non
         if not uid:
             raise ValueError("AdmissionReview.request.uid: missing")
         patch = _patch(request, config, view)
+        outcome = "routed" if patch else "unchanged"
         return _allowed(uid, patch)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         log.error("pod-webhook: malformed AdmissionReview (uid %r): %s; admitted without change", uid, exc)
         return _allowed(uid)
+    finally:
+        if metrics is not None:
+            metrics.mutations.labels(outcome).inc()
 
 
 def _patch(request: Json, config: WebhookConfig, view: ClusterView | None) -> list[Json] | None:

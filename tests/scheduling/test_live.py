@@ -153,6 +153,12 @@ def test_scheduler_extender_command_against_the_fake_api(tmp_path: Path) -> None
                 assert response.status == 200
             result = post(port, "/filter", extender_args(pod_json("web", claims=["a", "b"]), names=["n100", "n200"]))
             assert result["NodeNames"] == ["n200"]
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+                exposition = response.read().decode()
+            assert "storage_scheduler_extender_filter_duration_seconds_count 1.0" in exposition
+            assert 'storage_scheduler_extender_failed_nodes_total{reason="node(s) did not have enough free storage"}' \
+                ' 1.0' in exposition
+            assert "storage_scheduler_extender_reservations 1.0" in exposition
         finally:
             assert stop(proc) == 0
         assert api.mutations == [], "the extender only reads"
@@ -168,6 +174,8 @@ def test_pod_webhook_command_from_a_snapshot(tmp_path: Path) -> None:
                 "request": {"uid": "u1", "namespace": "default", "operation": "CREATE",
                             "object": pod_json("p", claims=["a"])}}
         answer = post(port, "/mutate", body)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+            assert 'storage_scheduler_webhook_reviews_total{outcome="routed"} 1.0' in response.read().decode()
     finally:
         assert stop(proc) == 0
     assert answer["response"]["allowed"] is True and answer["response"]["patchType"] == "JSONPatch"
