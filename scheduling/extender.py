@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -67,9 +68,10 @@ class Extender:
         self._lock = threading.Lock()
         self._filter: StorageFilter | None = None
         self._versions = (-1, -1)
-        #: Node indices of each reservation, for the filter they were computed for.
-        self._indexed: dict[int, tuple[Reservation, IntArray]] = {}
+        #: Each reservation counted in ``_total`` with its node indices, for ``_indexed_for``'s nodes.
+        self._indexed: dict[str, tuple[Reservation, IntArray]] = {}
         self._indexed_for: StorageFilter | None = None
+        self._total: IntArray = np.zeros(0, np.int64)
 
     # --- state ----------------------------------------------------------------------------
     def _current(self) -> tuple[StorageFilter, ViewState]:
@@ -88,22 +90,30 @@ class Extender:
         return current, state
 
     def _reserved(self, storage: StorageFilter, uid: str) -> IntArray:
-        """Bytes held per node by every other pod's reservation, as an array over ``storage``'s nodes."""
-        reserved = np.zeros(storage.snapshot.count, np.int64)
+        """Bytes held per node by every other pod's reservation, as an array over ``storage``'s nodes.
+
+        The sum over all reservations is kept up to date by difference (a reservation added,
+        narrowed or released changes only its own nodes), then the pod's own is taken out.
+        """
         if storage is not self._indexed_for:
-            self._indexed.clear()
+            self._indexed = {}
             self._indexed_for = storage
+            self._total = np.zeros(storage.snapshot.count, np.int64)
         index = storage.snapshot.index
-        for res in self.book.others(uid):
-            cached = self._indexed.get(id(res))
-            if cached is None or cached[0] is not res:
+        current = {res.uid: res for res in self.book.others("")}
+        for held_uid, (res, idxs) in list(self._indexed.items()):
+            if current.get(held_uid) is not res:
+                self._total[idxs] -= res.local_bytes
+                del self._indexed[held_uid]
+        for held_uid, res in current.items():
+            if held_uid not in self._indexed:
                 idxs = np.fromiter((index[n] for n in res.nodes if n in index), np.int64)
-                cached = self._indexed[id(res)] = (res, idxs)
-            reserved[cached[1]] += res.local_bytes
-        if len(self._indexed) > 4 * len(self.book) + 64:
-            live = {id(r) for r in self.book.others("")}
-            for key in [k for k in self._indexed if k not in live]:
-                del self._indexed[key]
+                self._total[idxs] += res.local_bytes
+                self._indexed[held_uid] = (res, idxs)
+        reserved = self._total.copy()
+        own = self._indexed.get(uid)
+        if own is not None:
+            reserved[own[1]] -= own[0].local_bytes
         return reserved
 
     # --- verbs ----------------------------------------------------------------------------
@@ -129,8 +139,8 @@ class Extender:
             return {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
                     "Error": f"storage-aware extender: no complete view of the cluster: {exc}"}
         if outcome.failed:
-            for reason in set(outcome.failed.values()):
-                self.metrics.failed_nodes.labels(reason).inc(sum(1 for r in outcome.failed.values() if r == reason))
+            for reason, count in Counter(outcome.failed.values()).items():
+                self.metrics.failed_nodes.labels(reason).inc(count)
             log.debug("filter: %s fits %d of %d node(s)", pod.ref, len(outcome.passed), len(names))
         result: Json = {"FailedNodes": outcome.failed, "FailedAndUnresolvableNodes": dict(outcome.failed),
                         "Error": ""}

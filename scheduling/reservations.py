@@ -72,6 +72,9 @@ class ReservationBook:
         if local_bytes <= 0 or not nodes or not pod.uid:
             self._by_uid.pop(pod.uid, None)
             return
+        held = self._by_uid.get(pod.uid)
+        if held is not None and held.local_bytes == local_bytes and held.nodes == nodes and held.claims == claims:
+            return  # the same approval again (kube-scheduler retried the pod): keep its clock
         self._by_uid[pod.uid] = Reservation(pod.uid, pod.namespace, pod.name, claims, local_bytes, nodes,
                                             self.clock())
 
