@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kube.model import ClusterObjects
+from kube.names import StorageNames
 from scheduling.extender import Extender
 from scheduling.server import JsonServer, Route, TLSFiles
 from scheduling.view import StaticView
@@ -66,11 +67,11 @@ def serving(routes: Mapping[str, Route], tls: TLSFiles | None = None,
 
 
 @contextmanager
-def extender_at(objects: ClusterObjects, clock: FakeClock | None = None,
-                timeout: float = 300.0) -> Iterator[tuple[Client, Extender, StaticView]]:
+def extender_at(objects: ClusterObjects, clock: FakeClock | None = None, timeout: float = 300.0,
+                names: StorageNames = NAMES) -> Iterator[tuple[Client, Extender, StaticView]]:
     """An extender over a static view of ``objects``, served on loopback."""
     view = StaticView.of(objects)
-    extender = Extender(view, NAMES, reservation_timeout=timeout, clock=clock or FakeClock())
+    extender = Extender(view, names, reservation_timeout=timeout, clock=clock or FakeClock())
     with serving(extender.routes()) as client:
         yield client, extender, view
 
