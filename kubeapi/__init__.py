@@ -16,12 +16,21 @@ Public entry points (import from ``kubeapi``)::
         watch_seconds=300,         # server-side timeout of one watch (it is then reopened)
         retry=RetryPolicy(),       # tenacity attempts/backoff for transient errors and 409s
         may_act=None,              # e.g. elector.is_leader: every mutating call is refused when False
+        kinds=None,                # None: every cache; or a subset of kubeapi.kinds.KINDS names, e.g.
+                                   # ("nodes", "pods", "persistentvolumeclaims") for a reader
     )                              # raises ConfigError (one line) on a bad kubeconfig
     api.start(); api.wait_synced(timeout=60); api.synced; api.stop()
     api.list_objects()             # ClusterObjects from memory, or raises ViewUnavailable(reason)
     api.unavailable_count, api.last_unavailable      # loops refused a view, and why
     api.transport.calls            # Counter of requests by "VERB resource" ("LIST pods", "PATCH nodes")
     api.acting.failures            # Counter of operations given up on ("taint", "evict", "event", ...)
+    api.acting.events.dropped      # Events dropped by the per-object spam filter (repeats are counted
+                                   # on the existing Event, as client-go's recorder does)
+    api.transport.request(method, path, body=..., content_type=...)   # raw JSON, rate-limited, typed errors
+
+The ``ClusterAPI`` methods (taint_node, untaint_node, evict_pod, delete_pod, record_event,
+write_status) retry transient errors (RetryPolicy) and conflicts; evict_pod returns
+REFUSED on 429 (a PDB) and GONE on 404; record_event never raises on API errors.
 
 The caches (``api.caches``, a ``Caches``) return ``kube.model`` objects::
 
@@ -33,10 +42,22 @@ The caches (``api.caches``, a ``Caches``) return ``kube.model`` objects::
     caches.synced / caches.unavailable_reason()       # None when complete and current
     caches.version                                    # incremented on every change
     caches.add_listener(fn)    # fn(cache_name, "ADDED"|"MODIFIED"|"DELETED"|"SYNCED", model object or None),
-                               # called on the informer's thread after the change is applied
+                               # called on the informer's thread after the change is applied; on
+                               # "SYNCED" (a LIST replaced the cache whole) re-read that cache
+    caches.status()            # {name: {synced, down, objects, resource_version, relists, watch_errors,
+                               #         unconvertible}}: for health endpoints and metrics
     caches.informers[name]     # per kind: synced, down, resource_version, relists, watch_errors
 
+Cache names (``kubeapi.kinds.KINDS``): nodes, pods, persistentvolumeclaims, persistentvolumes,
+storageclasses, csinodes, csidrivers, csistoragecapacities, poddisruptionbudgets, namespaces,
+replicasets, statefulsets, deployments, daemonsets, jobs, replicationcontrollers, priorityconfig.
+
 Leader election on a ``coordination.k8s.io/v1`` Lease::
+
+    elector = api.elect("cluster-autoscaler", identity)   # in api.namespace; gates api's writes
+    elector.start(); elector.is_leader(); elector.stop()   # stop() releases the lease
+
+or by hand::
 
     elector = LeaderElector(api.transport, namespace, "cluster-autoscaler", identity,
                             lease_duration=15, renew_deadline=10, retry_period=2,

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from kube.clusterapi import (
     ClusterAPIError,
@@ -33,6 +34,7 @@ from kube.clusterapi import (
     TransientAPIError,
 )
 from kube.model import Taint
+from kubeapi.events import COMPONENT, EventRecorder
 from kubeapi.transport import TooManyRequests, Transport
 
 __all__ = ["STATUS_CONFIGMAP", "Acting", "NotLeader", "RetryPolicy"]
@@ -41,7 +43,6 @@ log = logging.getLogger(__name__)
 
 STATUS_CONFIGMAP = "cluster-autoscaler-status"
 STATUS_UPDATED_ANNOTATION = "cluster-autoscaler.kubernetes.io/last-updated"
-COMPONENT = "cluster-autoscaler"
 MERGE_PATCH = "application/merge-patch+json"
 
 T = TypeVar("T")
@@ -86,21 +87,30 @@ class Acting:
         self.may_act = may_act
         #: Failures that were given up on, by operation (``taint``, ``evict``, ``event``, ...).
         self.failures: Counter[str] = Counter()
+        self._failures_lock = threading.Lock()
+        self.events = EventRecorder(transport, identity)
 
     # --- plumbing -------------------------------------------------------
     def _gate(self, what: str) -> None:
         if self.may_act is not None and not self.may_act():
             raise NotLeader(f"{what}: not the leader; not acting")
 
+    def _wait(self, state: RetryCallState) -> float:
+        """Exponential backoff; a throttled call (429) waits at least its Retry-After, up to ``maximum``."""
+        backoff = float(wait_exponential(multiplier=self.retry.initial, max=self.retry.maximum)(state))
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, TooManyRequests):
+            backoff = max(backoff, exc.retry_after)
+        return min(backoff, self.retry.maximum)
+
     def _transient(self, call: Callable[[], T], op: str) -> T:
         retrying = Retrying(retry=retry_if_exception_type(TransientAPIError),
-                            stop=stop_after_attempt(self.retry.attempts),
-                            wait=wait_exponential(multiplier=self.retry.initial, max=self.retry.maximum),
-                            reraise=True)
+                            stop=stop_after_attempt(self.retry.attempts), wait=self._wait, reraise=True)
         try:
             return retrying(call)
         except ClusterAPIError:
-            self.failures[op] += 1
+            with self._failures_lock:
+                self.failures[op] += 1
             raise
 
     def _on_conflict(self, call: Callable[[], T], op: str) -> T:
@@ -184,23 +194,14 @@ class Acting:
     # --- events and status ----------------------------------------------
     def record_event(self, kind: str, namespace: str, name: str, reason: str, message: str, *,
                      warning: bool = False) -> None:
-        """A core/v1 Event about ``kind/namespace/name``; failures are logged and counted, not raised."""
+        """An Event about ``kind/namespace/name`` (repeats counted, spam dropped: ``EventRecorder``).
+
+        Events are informational: a failure is logged and counted, never raised.
+        """
         self._gate(f"event {reason} on {kind} {name}")
-        # Events about cluster-scoped objects (nodes) live in "default", as kubectl shows them.
-        ns = namespace or "default"
-        now = _now()
-        body: Json = {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"generateName": f"{name}.", "namespace": ns},
-            "involvedObject": {"kind": kind, "name": name, "apiVersion": "v1",
-                               **({"namespace": namespace} if namespace else {})},
-            "reason": reason, "message": message[:1024], "type": "Warning" if warning else "Normal",
-            "source": {"component": COMPONENT}, "reportingComponent": COMPONENT,
-            "reportingInstance": self.identity, "firstTimestamp": now, "lastTimestamp": now, "count": 1,
-        }
         try:
-            self._transient(lambda: self.transport.request("POST", f"/api/v1/namespaces/{ns}/events", body=body,
-                                                           what=f"event {reason} on {kind} {name}"), "event")
+            self._transient(lambda: self.events.record(kind, namespace, name, reason, message, warning=warning),
+                            "event")
         except ClusterAPIError as exc:
             log.warning("event %s on %s %s not recorded: %s", reason, kind, name, exc)
 

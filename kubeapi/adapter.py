@@ -15,9 +15,12 @@ from collections.abc import Callable, Sequence
 from kube.clusterapi import EvictionResult, ViewUnavailable
 from kube.model import ClusterObjects, Pod, Taint
 from kube.names import StorageNames
-from kubeapi.acting import COMPONENT, Acting, RetryPolicy
+from kubeapi.acting import Acting, RetryPolicy
 from kubeapi.caches import Caches
 from kubeapi.config import api_client
+from kubeapi.events import COMPONENT
+from kubeapi.kinds import KINDS
+from kubeapi.leader import LeaderElector
 from kubeapi.ratelimit import TokenBucket
 from kubeapi.transport import Timeout, Transport
 
@@ -35,10 +38,15 @@ class KubeClusterAPI:
     def __init__(self, transport: Transport, *, namespace: str = "kube-system",
                  storage: StorageNames = DEFAULT_NAMES, identity: str = COMPONENT, watch_seconds: int = 300,
                  retry: RetryPolicy = DEFAULT_RETRY, backoff: tuple[float, float] = (0.2, 30.0),
-                 may_act: Callable[[], bool] | None = None) -> None:
+                 may_act: Callable[[], bool] | None = None, kinds: Sequence[str] | None = None) -> None:
         self.transport = transport
         self.namespace = namespace
-        self.caches = Caches(transport, storage, namespace=namespace, watch_seconds=watch_seconds, backoff=backoff)
+        selected = KINDS if kinds is None else tuple(k for k in KINDS if k.name in kinds)
+        unknown = set(kinds or ()) - {k.name for k in KINDS}
+        if unknown:
+            raise ValueError(f"unknown caches {sorted(unknown)}; known: {[k.name for k in KINDS]}")
+        self.caches = Caches(transport, storage, namespace=namespace, kinds=selected, watch_seconds=watch_seconds,
+                             backoff=backoff)
         self.acting = Acting(transport, namespace, identity=identity, retry=retry, may_act=may_act)
         #: Loops refused a view (``ViewUnavailable``), and the reason last given.
         self.unavailable_count = 0
@@ -49,16 +57,33 @@ class KubeClusterAPI:
                         burst: int = 10, storage: StorageNames = DEFAULT_NAMES, context: str | None = None,
                         timeout: Timeout = (5.0, 30.0), identity: str = COMPONENT, watch_seconds: int = 300,
                         retry: RetryPolicy = DEFAULT_RETRY, backoff: tuple[float, float] = (0.2, 30.0),
-                        may_act: Callable[[], bool] | None = None) -> KubeClusterAPI:
+                        may_act: Callable[[], bool] | None = None,
+                        kinds: Sequence[str] | None = None) -> KubeClusterAPI:
         """Configure the official client from ``path`` (None: in-cluster, else the default kubeconfig).
 
         ``qps``/``burst``: the client-side token bucket (``--kube-client-qps/-burst``).
         ``timeout``: (connect, read) seconds of every non-watch request.
+        ``kinds``: the caches to run (names of ``kubeapi.kinds.KINDS``; None: all, which
+        ``list_objects`` needs; a subset suits a reader such as the scheduler extender).
         Raises ``kubeapi.config.ConfigError`` (one line) when no configuration loads.
         """
         transport = Transport(api_client(path, context=context), TokenBucket(qps, burst), timeout=timeout)
         return cls(transport, namespace=namespace, storage=storage, identity=identity, watch_seconds=watch_seconds,
-                   retry=retry, backoff=backoff, may_act=may_act)
+                   retry=retry, backoff=backoff, may_act=may_act, kinds=kinds)
+
+    def elect(self, lease: str, identity: str, *, lease_duration: float = 15.0, renew_deadline: float = 10.0,
+              retry_period: float = 2.0, on_started: Callable[[], None] | None = None,
+              on_stopped: Callable[[], None] | None = None) -> LeaderElector:
+        """A ``LeaderElector`` on the Lease ``namespace/lease``, and act only while it leads.
+
+        Every mutating call raises ``NotLeader`` unless ``elector.is_leader()`` (call
+        ``start()`` on the elector; ``stop()`` releases the lease).
+        """
+        elector = LeaderElector(self.transport, self.namespace, lease, identity, lease_duration=lease_duration,
+                                renew_deadline=renew_deadline, retry_period=retry_period, on_started=on_started,
+                                on_stopped=on_stopped)
+        self.acting.may_act = elector.is_leader
+        return elector
 
     # --- life cycle -----------------------------------------------------
     def start(self) -> None:

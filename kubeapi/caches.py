@@ -8,6 +8,7 @@ the scheduler extender and metrics use them to know when to rebuild.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -89,6 +90,17 @@ class Caches:
                     return informer.down
         return None
 
+    def status(self) -> dict[str, dict[str, object]]:
+        """Per cache: synced, why it is down (or None), objects, resourceVersion, relists, watch errors.
+
+        For health endpoints and metrics; a snapshot taken under the lock.
+        """
+        with self._lock:
+            return {name: {"synced": i.synced, "down": i.down, "objects": len(i.store),
+                           "resource_version": i.resource_version, "relists": i.relists,
+                           "watch_errors": i.watch_errors, "unconvertible": len(i.failed)}
+                    for name, i in self.informers.items()}
+
     def add_listener(self, listener: Listener) -> None:
         with self._lock:
             self._listeners.append(listener)
@@ -122,7 +134,22 @@ class Caches:
             return cast(Pod | None, informer.store.get((namespace, name))) if informer else None
 
     def pods_on_node(self, node: str) -> list[Pod]:
-        return [p for p in self.pods() if p.node_name == node]
+        with self._lock:
+            informer = self.informers.get("pods")
+            return cast(list[Pod], list(informer.index.get(node, {}).values())) if informer and node else []
+
+    def _nodes_protected(self) -> list[Node]:
+        """Nodes, with scale-down disabled on those running a pod that could not be converted.
+
+        The view lacks such a pod; deciding the node is empty or drainable could lose
+        its data, so it stays (the conversion warning says why).
+        """
+        nodes = self.nodes()
+        pods = self.informers.get("pods")
+        bad = {node for node in pods.failed.values() if node} if pods is not None else set()
+        if not bad:
+            return nodes
+        return [dataclasses.replace(n, scale_down_disabled=True) if n.name in bad else n for n in nodes]
 
     def claims(self) -> dict[tuple[str, str], PersistentVolumeClaim]:
         with self._lock:
@@ -156,7 +183,7 @@ class Caches:
             priority = self._values("priorityconfig")
             warnings = [w for informer in self.informers.values() for ws in informer.warnings.values() for w in ws]
             return ClusterObjects(
-                nodes=self.nodes(),
+                nodes=self._nodes_protected(),
                 pods=self.pods(),
                 claims=self.claims(),
                 volumes=self.volumes(),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+import yaml
 from kubernetes import config as kube_config  # type: ignore[import-untyped]
 from kubernetes.client import ApiClient, Configuration  # type: ignore[import-untyped]
 from kubernetes.config.config_exception import ConfigException  # type: ignore[import-untyped]
@@ -34,9 +35,10 @@ def api_client(kubeconfig: str | None, *, context: str | None = None, pool_size:
         else:
             kube_config.load_kube_config(config_file=kubeconfig, context=context,
                                          client_configuration=configuration, persist_config=False)
-    except (ConfigException, OSError, ValueError, TypeError) as exc:
+    except (ConfigException, OSError, ValueError, TypeError, KeyError, yaml.YAMLError) as exc:
         where = kubeconfig or "the in-cluster service account / default kubeconfig"
-        raise ConfigError(f"{where}: cannot load the Kubernetes client configuration: {exc}") from None
+        detail = " ".join(str(exc).split())  # YAML errors span lines
+        raise ConfigError(f"{where}: cannot load the Kubernetes client configuration: {detail}") from None
     configuration.retries = False
     # One connection per informer's watch plus the acting calls.
     configuration.connection_pool_maxsize = pool_size

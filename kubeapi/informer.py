@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from kube.clusterapi import ClusterAPIError, NotFound
 from kube.convert import Converter, InputError
 from kube.names import StorageNames
+from kubeapi.gcpause import collector_paused
 from kubeapi.kinds import Key, Kind, convert_one, key_of
-from kubeapi.transport import Expired, Transport
+from kubeapi.transport import DROPPED, Expired, ListBody, Transport, decode_item
 
 __all__ = ["Informer", "Listener"]
 
@@ -49,12 +51,21 @@ class Informer:
         self.store: dict[Key, object] = {}
         #: Warnings of conversion (bad annotations) and objects that failed to convert, by key.
         self.warnings: dict[Key, list[str]] = {}
+        #: Objects that failed to convert (left out of ``store``): key -> their ``spec.nodeName``
+        #: ("" when none), so the caches can protect the node a bad pod runs on.
+        self.failed: dict[Key, str] = {}
+        #: ``store`` grouped by ``kind.index`` (pods by node name), kept in step with it.
+        self.index: dict[str, dict[Key, object]] = {}
         self.resource_version = ""
         self.synced = False
         #: Why the watch is lost (None while it is open or being reopened after a clean end).
         self.down: str | None = "not listed yet"
         self.relists = 0
         self.watch_errors = 0
+        self._failures = 0  # consecutive failures of the current outage
+        #: An optional kind the server does not serve (404 on LIST): empty, synced, not watched.
+        self._absent = False
+        self._absent_recheck = 300.0
         self._stop = threading.Event()
         self._stream: Any = None
         self._thread = threading.Thread(target=self._run, name=f"informer-{kind.name}", daemon=True)
@@ -80,6 +91,11 @@ class Informer:
                 if need_list:
                     self._list()
                     need_list = False
+                if self._absent:
+                    # Not served (an optional API): look again now and then, nothing to watch.
+                    self._stop.wait(self._absent_recheck)
+                    need_list = True
+                    continue
                 self._watch()
                 delay = self._backoff[0]
             except Expired as exc:
@@ -94,59 +110,89 @@ class Informer:
                 if self._stop.is_set():
                     break
                 with self._lock:
-                    first = self.down is None
                     self.down = f"watch of {self.kind.name} lost: {exc}"
                     self.watch_errors += 1
-                if first or need_list:
-                    log.warning("%s: %s; retrying in %.1fs", self.kind.name, exc, delay)
+                # Logged once per outage (and once when it ends), counted every time.
+                if self._failures == 0:
+                    log.warning("%s: %s; retrying with backoff", self.kind.name, exc)
+                else:
+                    log.debug("%s: %s; retrying in %.1fs", self.kind.name, exc, delay)
+                self._failures += 1
+                self._stop.wait(delay)
+                delay = min(delay * 2, self._backoff[1])
+            except Exception as exc:
+                # A bug or a garbled response must not leave a silently stale cache
+                # behind a dead thread: the view goes unavailable and the cache relists.
+                if self._stop.is_set():
+                    break
+                log.exception("%s: unexpected error; relisting", self.kind.name)
+                with self._lock:
+                    self.synced = False
+                    self.down = f"cache of {self.kind.name} failed: {type(exc).__name__}: {exc}"
+                    self.watch_errors += 1
+                need_list = True
                 self._stop.wait(delay)
                 delay = min(delay * 2, self._backoff[1])
 
+    def _recovered(self) -> None:
+        if self._failures:
+            log.warning("%s: watching again after %d failed attempts", self.kind.name, self._failures)
+            self._failures = 0
+
     # --- list -----------------------------------------------------------
     def _list(self) -> None:
+        with collector_paused():
+            self._list_paused()
+        self._recovered()
+
+    def _list_paused(self) -> None:
         # rv=0 on the first LIST lets a real API server answer from its watch cache.
         query = [("resourceVersion", "0")] if not self.relists else []
         if self.kind.field_selector:
             query.append(("fieldSelector", self.kind.field_selector))
+        started = time.perf_counter()
         try:
-            body = self._transport.request("GET", self.path, query=query, verb="LIST",
-                                           what=f"list {self.kind.name}")
+            body = self._transport.list(self.path, query=query, what=f"list {self.kind.name}")
         except NotFound:
             if not self.kind.optional:
                 raise
-            log.warning("%s: not served by this API server; treated as empty", self.kind.name)
-            body = {"metadata": {"resourceVersion": ""}, "items": []}
-        items = body.get("items") or []
-        store: dict[Key, object] = {}
-        warnings: dict[Key, list[str]] = {}
+            if not self._absent:
+                log.warning("%s: not served by this API server; treated as empty", self.kind.name)
+            self._absent = True
+            body = ListBody()
+        else:
+            self._absent = False
+        fetched = time.perf_counter()
+        items = body.items or []
+        fresh = _Tables()
         for i in range(len(items)):
-            obj = items[i]
-            items[i] = None  # drop the raw object as soon as it is converted
-            self._convert_into(obj, store, warnings)
+            raw = items[i]
+            items[i] = DROPPED  # let go of each item as soon as it is converted
+            self._convert_into(decode_item(raw), fresh)
         with self._lock:
-            self.store, self.warnings = store, warnings
-            self.resource_version = str((body.get("metadata") or {}).get("resourceVersion") or "")
+            self.store, self.warnings, self.failed, self.index = fresh.store, fresh.warnings, fresh.failed, fresh.index
+            self.resource_version = body.metadata.resourceVersion
             self.synced = True
             self.down = None
             self.relists += 1
         self._on_change(self.kind.name, "SYNCED", None)
-        log.info("%s: listed %d at resourceVersion %s", self.kind.name, len(store), self.resource_version)
+        log.info("%s: listed %d at resourceVersion %s (fetch %.2fs, decode and convert %.2fs)", self.kind.name,
+                 len(self.store), self.resource_version, fetched - started, time.perf_counter() - fetched)
 
-    def _convert_into(self, obj: Json, store: dict[Key, object], warnings: dict[Key, list[str]]) -> None:
+    def _convert_into(self, obj: Json, tables: _Tables) -> None:
         key = key_of(obj)
+        tables.remove(key, self.kind)
         try:
             model, warned = convert_one(self._converter, self.kind, obj, f"{self.kind.name} watch")
         except InputError as exc:
             # One line naming object and field; the object is left out of the view.
             log.warning("%s", exc)
-            store.pop(key, None)
-            warnings[key] = [str(exc)]
+            tables.warnings[key] = [str(exc)]
+            tables.failed[key] = str((obj.get("spec") or {}).get("nodeName") or "")
             return
-        store[key] = model
+        tables.add(key, model, self.kind)
         if warned:
-            warnings[key] = warned
-        else:
-            warnings.pop(key, None)
+            tables.warnings[key] = warned
 
     # --- watch ----------------------------------------------------------
     def _watch(self) -> None:
@@ -162,6 +208,7 @@ class Informer:
             return
         with self._lock:
             self.down = None
+        self._recovered()
         try:
             for event in stream:
                 self._apply(event)
@@ -186,12 +233,41 @@ class Informer:
             return
         key = key_of(obj)
         with self._lock:
+            tables = _Tables(self.store, self.warnings, self.failed, self.index)
             if kind == "DELETED":
-                old = self.store.pop(key, None)
-                self.warnings.pop(key, None)
-                changed: object = old
+                changed = tables.remove(key, self.kind)
             else:
-                self._convert_into(obj, self.store, self.warnings)
+                self._convert_into(obj, tables)
                 changed = self.store.get(key)
             self.resource_version = rv or self.resource_version
         self._on_change(self.kind.name, str(kind), changed)
+
+
+class _Tables:
+    """An informer's store with its warnings, failures and index, changed together."""
+
+    __slots__ = ("failed", "index", "store", "warnings")
+
+    def __init__(self, store: dict[Key, object] | None = None, warnings: dict[Key, list[str]] | None = None,
+                 failed: dict[Key, str] | None = None, index: dict[str, dict[Key, object]] | None = None) -> None:
+        self.store = store if store is not None else {}
+        self.warnings = warnings if warnings is not None else {}
+        self.failed = failed if failed is not None else {}
+        self.index = index if index is not None else {}
+
+    def add(self, key: Key, model: object, kind: Kind) -> None:
+        self.store[key] = model
+        if kind.index is not None:
+            self.index.setdefault(kind.index(model), {})[key] = model
+
+    def remove(self, key: Key, kind: Kind) -> object:
+        old = self.store.pop(key, None)
+        self.warnings.pop(key, None)
+        self.failed.pop(key, None)
+        if old is not None and kind.index is not None:
+            bucket = self.index.get(kind.index(old))
+            if bucket is not None:
+                bucket.pop(key, None)
+                if not bucket:
+                    del self.index[kind.index(old)]
+        return old

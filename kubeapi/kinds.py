@@ -56,6 +56,8 @@ class Kind:
     field_selector: str = ""
     #: A missing resource (404 on LIST: an older cluster) is an empty cache, not an error.
     optional: bool = False
+    #: Groups the cache by this value of each model object (pods: by node name).
+    index: Callable[[Any], str] | None = None
 
 
 _CONTROLLERS = (
@@ -69,7 +71,7 @@ _CONTROLLERS = (
 
 KINDS: tuple[Kind, ...] = (
     Kind("nodes", "Node", "/api/v1/nodes", _pop_list("nodes")),
-    Kind("pods", "Pod", "/api/v1/pods", _pop_list("pods")),
+    Kind("pods", "Pod", "/api/v1/pods", _pop_list("pods"), index=lambda pod: str(pod.node_name)),
     Kind("persistentvolumeclaims", "PersistentVolumeClaim", "/api/v1/persistentvolumeclaims", _pop_dict("claims")),
     Kind("persistentvolumes", "PersistentVolume", "/api/v1/persistentvolumes", _pop_dict("volumes")),
     Kind("storageclasses", "StorageClass", "/apis/storage.k8s.io/v1/storageclasses", _pop_dict("storage_classes")),

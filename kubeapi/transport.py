@@ -26,7 +26,8 @@ from kubernetes.client.exceptions import ApiException  # type: ignore[import-unt
 from kube.clusterapi import ClusterAPIError, Conflict, NotFound, TransientAPIError
 from kubeapi.ratelimit import TokenBucket
 
-__all__ = ["Expired", "Forbidden", "TooManyRequests", "Transport", "WatchStream", "translate"]
+__all__ = ["DROPPED", "Expired", "Forbidden", "ListBody", "TooManyRequests", "Transport", "WatchStream", "decode_item",
+           "translate"]
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,38 @@ Json = dict[str, Any]
 Timeout = tuple[float, float]
 
 _decode = msgspec.json.Decoder().decode
+
+
+class _ListMeta(msgspec.Struct):
+    resourceVersion: str = ""  # noqa: N815 (the API's field name)
+
+
+class ListBody(msgspec.Struct):
+    """A LIST response with its items left encoded: each is decoded, converted and dropped in turn.
+
+    ``msgspec.Raw`` items are views into the response body, so the peak is the body
+    plus one item's dicts, not a dict tree of every item at once (at 150,000 real
+    pods that tree is gigabytes).
+    """
+
+    metadata: _ListMeta = msgspec.field(default_factory=_ListMeta)
+    items: list[msgspec.Raw] | None = None
+
+
+_decode_list = msgspec.json.Decoder(ListBody).decode
+#: Put in place of an item already converted, to let go of its bytes.
+DROPPED = msgspec.Raw(b"null")
+
+
+def decode_item(raw: msgspec.Raw) -> Json:
+    """One item of a ``ListBody``; raises ``ClusterAPIError`` when it is not a JSON object."""
+    try:
+        item = _decode(raw)
+    except msgspec.DecodeError as exc:
+        raise ClusterAPIError(f"a LIST item is not JSON: {exc}") from None
+    if not isinstance(item, dict):
+        raise ClusterAPIError(f"a LIST item is not an object: {str(item)[:80]}")
+    return item
 
 
 class Expired(ClusterAPIError):
@@ -119,25 +152,43 @@ class Transport:
             body=body, auth_settings=["BearerToken"], _preload_content=False,
             _request_timeout=timeout or self.timeout)
 
+    def _bytes(self, method: str, path: str, query: Sequence[tuple[str, str]], body: object, *, content_type: str,
+               what: str) -> bytes:
+        try:
+            response = self._call(method, path, query, body, content_type=content_type)
+            try:
+                return bytes(response.data or b"")
+            finally:
+                response.release_conn()
+        except Exception as exc:
+            raise translate(exc, what) from None
+
     def request(self, method: str, path: str, *, query: Sequence[tuple[str, str]] = (), body: object = None,
                 content_type: str = "application/json", what: str = "", verb: str = "") -> Json:
         """One call; the decoded JSON body. Raises the seam's typed errors.
 
-        ``verb`` labels the call in ``calls`` (``LIST`` for a collection GET).
+        ``verb`` labels the call in ``calls``.
         """
         self._count(verb or method, path)
-        try:
-            response = self._call(method, path, query, body, content_type=content_type)
-            try:
-                data = response.data
-            finally:
-                response.release_conn()
-        except Exception as exc:
-            raise translate(exc, what or f"{method} {path}") from None
+        what = what or f"{method} {path}"
+        data = self._bytes(method, path, query, body, content_type=content_type, what=what)
         if not data:
             return {}
-        decoded = _decode(data)
+        try:
+            decoded = _decode(data)
+        except msgspec.DecodeError as exc:
+            raise ClusterAPIError(f"{what}: the response is not JSON: {exc}") from None
         return decoded if isinstance(decoded, dict) else {}
+
+    def list(self, path: str, *, query: Sequence[tuple[str, str]] = (), what: str = "") -> ListBody:
+        """A collection GET (counted as ``LIST``), items left encoded (``decode_item`` each)."""
+        self._count("LIST", path)
+        what = what or f"list {path}"
+        data = self._bytes("GET", path, query, None, content_type="application/json", what=what)
+        try:
+            return _decode_list(data)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise ClusterAPIError(f"{what}: the response is not a list: {exc}") from None
 
     def watch(self, path: str, query: Sequence[tuple[str, str]], timeout: Timeout) -> WatchStream:
         """Open a watch; iterate the stream for decoded events (``{"type", "object"}``)."""
@@ -165,7 +216,10 @@ class WatchStream:
                 while b"\n" in buffer:
                     line, buffer = buffer.split(b"\n", 1)
                     if line.strip():
-                        event = _decode(line)
+                        try:
+                            event = _decode(line)
+                        except msgspec.DecodeError as exc:
+                            raise ClusterAPIError(f"watch {self.path}: an event is not JSON: {exc}") from None
                         if isinstance(event, dict):
                             yield event
         except Exception as exc:

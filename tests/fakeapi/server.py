@@ -10,7 +10,8 @@ What it serves (enough for the live adapter, faithful where the adapter depends 
   than the history (``state.compact()`` also ends open watches that way);
 * GET, POST (create), PUT (409 on a stale resourceVersion), PATCH (merge, strategic
   merge, JSON patch; a resourceVersion in a merge patch is a precondition), DELETE;
-* ``pods/{name}/eviction``: 201, 429 when a PDB allows no disruption, 404 when gone;
+* ``pods/{name}/eviction``: 201, 429 when a PDB allows no disruption, 404 when gone
+  (``state.graceful_deletion``: the pod stays terminating until the test removes it);
 * fault injection (``fail``): the next N requests matching a path answer a status,
   hang past the client's timeout, or (watches) stream a 410;
 * a request log and ``read_only``: every mutating call is recorded, and refused
@@ -53,7 +54,7 @@ class Request:
 
     @property
     def watch(self) -> bool:
-        return self.query.get("watch") in ("1", "true")
+        return _truthy(self.query.get("watch"))
 
     @property
     def mutating(self) -> bool:
@@ -219,7 +220,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self, method: str) -> None:
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        body = self._body() if method in MUTATING else None
+        try:
+            body = self._body() if method in MUTATING else None
+        except ValueError as exc:
+            self._error(ApiError(400, "BadRequest", f"the body is not JSON: {exc}"))
+            return
         request = Request(method, url.path, query, self.headers.get("Content-Type") or "", body,
                           self.headers.get("Authorization") or "")
         self.api._record(request)
@@ -237,6 +242,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._dispatch(method, route, query, request)
         except ApiError as err:
             self._error(err)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:  # a gap in the fake: answer, never hang the client
+            if request.watch:  # headers are out: end the stream instead
+                self.close_connection = True
+                return
+            self._error(ApiError(500, "InternalError", f"fake API server: {type(exc).__name__}: {exc}"))
 
     def _inject(self, fault: Fault) -> None:
         if fault.outcome == "timeout":
@@ -273,7 +285,9 @@ class _Handler(BaseHTTPRequestHandler):
                 raise ApiError(405, "MethodNotAllowed", f"{method} on a collection")
             return
         if route.subresource == "eviction" and res.kind == "Pod" and method == "POST":
-            state.evict(ns, route.name)
+            options = (request.body or {}).get("deleteOptions") or {}
+            grace = options.get("gracePeriodSeconds")
+            state.evict(ns, route.name, int(grace) if grace is not None else None)
             self._send(201, {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 201})
         elif route.subresource is not None:
             raise ApiError(404, "NotFound", f"no subresource {route.subresource} here")
@@ -331,7 +345,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _watch(self, route: _Route, query: dict[str, str], expired: bool) -> None:
         state, res = self.api.state, route.resource
         rv = int(query.get("resourceVersion") or 0)
-        bookmarks = query.get("allowWatchBookmarks") in ("1", "true")
+        bookmarks = _truthy(query.get("allowWatchBookmarks"))
         timeout = min(float(query.get("timeoutSeconds") or self.api.max_watch_seconds), self.api.max_watch_seconds)
         fields = _field_selector(query)
         self.send_response(200)
@@ -378,6 +392,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+
+def _truthy(value: str | None) -> bool:
+    """A query boolean as the API server parses it (Go's strconv.ParseBool: 1, t, true, True, ...)."""
+    return value in ("1", "t", "T", "true", "TRUE", "True")
 
 
 def _field_selector(query: dict[str, str]) -> dict[str, str]:

@@ -95,6 +95,8 @@ class FakeState:
         self.closed = False
         #: Bumped by ``compact()``: open watches end with a 410 ERROR event.
         self.epoch = 0
+        #: Evicted pods are marked terminating instead of deleted (the test removes them).
+        self.graceful_deletion = False
         #: Bumped by ``end_watches()``: open watches end cleanly, as at a server-side timeout.
         self.generation = 0
         self._uids = itertools.count(1)
@@ -203,7 +205,8 @@ class FakeState:
         """The current resourceVersion and the encoded items (namespace None: all)."""
         with self.cond:
             items = [e.json() for (ns, _), e in self._store.get(resource.key, {}).items()
-                     if (namespace is None or ns == namespace) and _fields_match(e.obj, field_selector)]
+                     if (namespace is None or ns == namespace)
+                     and (not field_selector or _fields_match(e.obj, field_selector))]
             return self.rv, items
 
     def events_since(self, rv: int, resource: Resource, namespace: str | None) -> list[WatchEvent]:
@@ -214,11 +217,13 @@ class FakeState:
                 and (namespace is None or e.namespace == namespace)]
 
     # --- eviction -------------------------------------------------------
-    def evict(self, namespace: str, name: str) -> None:
+    def evict(self, namespace: str, name: str, grace_seconds: int | None = None) -> None:
         """policy/v1 Eviction: 404 when gone, 429 when a PDB allows no disruption, else delete.
 
         An eviction uses up one of the budget's allowed disruptions, as the real
         eviction subresource does (``status.disruptionsAllowed`` is decremented).
+        With ``graceful_deletion`` the pod is only marked terminating (deletionTimestamp),
+        as a kubelet would see it, until the test removes it; otherwise it goes at once.
         """
         pods, pdbs = resource_for("Pod"), resource_for("PodDisruptionBudget")
         with self.cond:
@@ -235,7 +240,14 @@ class FakeState:
                 status = entry.obj.setdefault("status", {})
                 status["disruptionsAllowed"] = int(status.get("disruptionsAllowed") or 0) - 1
                 self._bump(pdbs, "MODIFIED", entry, entry.obj)
-            self.delete(pods, namespace, name)
+            grace = grace_seconds if grace_seconds is not None else \
+                int((pod.get("spec") or {}).get("terminationGracePeriodSeconds") or 30)
+            if not self.graceful_deletion or grace == 0:
+                self.delete(pods, namespace, name)
+                return
+            if "deletionTimestamp" not in pod["metadata"]:
+                pod["metadata"].update({"deletionTimestamp": _now(), "deletionGracePeriodSeconds": grace})
+                self._bump(pods, "MODIFIED", self._entry(pods, namespace, name), pod)
 
     # --- test helpers ---------------------------------------------------
     def put(self, obj: Json) -> Json:
@@ -292,6 +304,11 @@ class FakeState:
         resource = resource_for(kind)
         with self.cond:
             return sorted(n for _, n in self._store.get(resource.key, {}))
+
+    def objects(self) -> list[Json]:
+        """Every stored object (copies), as a ``kubectl get -o json`` dump would list them."""
+        with self.cond:
+            return [copy.deepcopy(e.obj) for table in self._store.values() for e in table.values()]
 
     def compact(self) -> None:
         """Forget the whole history: open watches and any watch from an older version get 410 Gone."""

@@ -36,6 +36,7 @@ def _pdb(name: str, app: str, allowed: int) -> dict[str, Any]:
     pytest.param([409], 2, id="conflict-then-success"),
     pytest.param([409, 409, 409], 4, id="three-conflicts"),
     pytest.param([500, 503], 3, id="5xx-retried"),
+    pytest.param([429], 2, id="throttled-retried"),
 ])
 def test_taint_retries_conflicts_and_transient_errors(api: FakeAPIServer, cluster: KubeClusterAPI,
                                                       faults: list[int], patches: int) -> None:
@@ -187,3 +188,13 @@ def test_read_only_server_records_and_refuses_every_write(api: FakeAPIServer, cl
     assert [(r.method, r.path) for r in api.mutations] == [
         ("PATCH", "/api/v1/nodes/n0"), ("POST", "/api/v1/namespaces/default/events")]
     assert _taint_keys(api, "n0") == []
+
+
+def test_an_evicted_pod_stays_terminating_until_it_is_gone(api: FakeAPIServer, cluster: KubeClusterAPI) -> None:
+    api.state.graceful_deletion = True
+    api.state.put(pod_json("slow", node="n0", pending=False))
+    assert cluster.evict_pod("default", "slow", grace_period_seconds=20).outcome is Eviction.EVICTED
+    eventually(lambda: [p.deleted is not None for p in cluster.pods_on_node("n0")] == [True], what="terminating")
+    assert api.state.get("Pod", "slow", "default")["metadata"]["deletionGracePeriodSeconds"] == 20
+    api.state.remove("Pod", "slow", "default")  # the kubelet finishes
+    eventually(lambda: cluster.pods_on_node("n0") == [], what="gone")

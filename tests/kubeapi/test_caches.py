@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 
 from kube.clusterapi import ViewUnavailable
-from kubeapi import KubeClusterAPI
+from kubeapi import ConfigError, KubeClusterAPI, TokenBucket
 from tests.factories import node_json, pod_json
 from tests.fakeapi import FakeAPIServer
 from tests.kubeapi.conftest import connect, eventually
@@ -82,6 +83,8 @@ def test_410_gone_relists_and_resyncs(api: FakeAPIServer, cluster: KubeClusterAP
     assert [p.name for p in cluster.list_objects().pods] == ["after"]
     lists = api.requests("GET", r"/api/v1/pods$", watch=False)
     assert len(lists) == 2
+    status = cluster.caches.status()["pods"]
+    assert (status["synced"], status["down"], status["objects"], status["relists"]) == (True, None, 1, 2)
 
 
 def test_listener_hears_changes(api: FakeAPIServer, cluster: KubeClusterAPI) -> None:
@@ -91,15 +94,27 @@ def test_listener_hears_changes(api: FakeAPIServer, cluster: KubeClusterAPI) -> 
     eventually(lambda: ("nodes", "ADDED") in heard, what="listener")
 
 
-def test_list_failure_keeps_the_view_unavailable_until_it_succeeds(api: FakeAPIServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("outcome", [
+    pytest.param(500, id="5xx"),
+    pytest.param(429, id="throttled"),
+    pytest.param(403, id="forbidden-until-rbac-is-fixed"),
+    pytest.param("timeout", id="timeout"),
+])
+def test_list_failure_keeps_the_view_unavailable_until_it_succeeds(api: FakeAPIServer, tmp_path: Path,
+                                                                  outcome: int | str,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="kubeapi.informer")
     _seed(api, nodes=1)
-    api.fail(r"/api/v1/pods$", 500, times=3, watch=False)
+    api.fail(r"/api/v1/pods$", outcome, times=2, watch=False, delay=1.5)
     cluster = connect(api, tmp_path)
     cluster.start()
     try:
         eventually(lambda: cluster.caches.informers["pods"].watch_errors >= 1, what="a failed LIST")
         assert cluster.wait_synced(5.0)
         assert len(cluster.list_objects().pods) == 2
+        assert cluster.caches.informers["pods"].watch_errors == 2
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pods:")]
+        assert len(said) == 2, f"one line when the outage starts, one when it ends: {said}"
     finally:
         cluster.stop()
 
@@ -120,3 +135,81 @@ def test_a_lost_watch_makes_the_view_unavailable(api: FakeAPIServer, cluster: Ku
     eventually(lambda: cluster.synced, timeout=10.0, what="watch reopened")
     api.state.put(node_json("late"))
     eventually(lambda: [n.name for n in cluster.list_objects().nodes] == ["late"], what="events after reconnect")
+
+
+def test_a_pod_that_cannot_be_converted_protects_its_node(api: FakeAPIServer, cluster: KubeClusterAPI) -> None:
+    api.state.put(node_json("n0"))
+    api.state.put(node_json("n1"))
+    bad = pod_json("bad", node="n1", pending=False)
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    api.state.put(bad)
+    eventually(lambda: cluster.caches.informers["pods"].failed != {}, what="conversion failure")
+    objects = cluster.list_objects()
+    assert [(n.name, n.scale_down_disabled) for n in objects.nodes] == [("n0", False), ("n1", True)]
+    assert objects.pods == []
+    assert any("Pod/default/bad" in w and "cpu" in w for w in objects.warnings), objects.warnings
+    api.state.remove("Pod", "bad")
+    eventually(lambda: not any(n.scale_down_disabled for n in cluster.list_objects().nodes), what="protection lifted")
+
+
+def test_pods_on_node_follows_binding_and_deletion(api: FakeAPIServer, cluster: KubeClusterAPI) -> None:
+    api.state.put(pod_json("p", node=""))
+    eventually(lambda: cluster.caches.pod("default", "p") is not None, what="pending pod")
+    assert cluster.pods_on_node("n0") == []
+    api.state.put(pod_json("p", node="n0", pending=False))
+    eventually(lambda: [p.name for p in cluster.pods_on_node("n0")] == ["p"], what="bound pod")
+    api.state.remove("Pod", "p")
+    eventually(lambda: cluster.pods_on_node("n0") == [], what="deleted pod")
+
+
+def test_a_bad_kubeconfig_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_text("clusters: [", encoding="utf-8")
+    with pytest.raises(ConfigError, match="kubeconfig: cannot load the Kubernetes client configuration") as err:
+        KubeClusterAPI.from_kubeconfig(str(path))
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(("qps", "burst", "calls", "waited"), [
+    pytest.param(10.0, 3, 3, 0.0, id="within-burst"),
+    pytest.param(10.0, 3, 5, 0.2, id="beyond-burst-waits"),
+    pytest.param(2.0, 1, 3, 1.0, id="one-at-a-time"),
+])
+def test_token_bucket(qps: float, burst: int, calls: int, waited: float) -> None:
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    bucket = TokenBucket(qps, burst, clock=lambda: now[0], sleep=sleep)
+    for _ in range(calls):
+        bucket.acquire()
+    assert bucket.waited == pytest.approx(waited)
+    assert now[0] == pytest.approx(waited)
+
+
+def test_a_reader_runs_only_the_caches_it_names(api: FakeAPIServer, tmp_path: Path) -> None:
+    _seed(api, nodes=1)
+    reader = connect(api, tmp_path, kinds=("nodes", "pods"))
+    reader.start()
+    try:
+        assert reader.wait_synced(5.0)
+        assert sorted(reader.caches.informers) == ["nodes", "pods"]
+        assert len(reader.caches.pods()) == 2
+        assert {r.path for r in api.requests("GET", watch=False)} == {"/api/v1/nodes", "/api/v1/pods"}
+    finally:
+        reader.stop()
+    with pytest.raises(ValueError, match="unknown caches"):
+        connect(api, tmp_path, kinds=("nodes", "gadgets"))
+
+
+def test_an_optional_api_the_server_lacks_is_an_empty_cache(api: FakeAPIServer, tmp_path: Path) -> None:
+    api.fail("/csistoragecapacities$", 404, times=1, watch=False)
+    cluster = connect(api, tmp_path)
+    cluster.start()
+    try:
+        assert cluster.wait_synced(5.0), cluster.caches.unavailable_reason()
+        assert cluster.list_objects().csi_capacities == []
+        assert api.requests("GET", "/csistoragecapacities$", watch=True) == [], "nothing to watch"
+    finally:
+        cluster.stop()

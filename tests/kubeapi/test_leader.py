@@ -65,9 +65,10 @@ def test_a_crashed_leader_is_replaced_after_the_lease_expires(api: FakeAPIServer
 
 
 def test_a_leader_that_cannot_renew_stops_acting_at_once(api: FakeAPIServer, tmp_path: Path) -> None:
-    cluster = connect(api, tmp_path)
-    elector = _elector(cluster.transport, "ca-a")
-    acting = connect(api, tmp_path, may_act=elector.is_leader)
+    acting = connect(api, tmp_path)
+    elector = acting.elect(LEASE, "ca-a", lease_duration=1.0, renew_deadline=0.6, retry_period=0.1)
+    with pytest.raises(NotLeader):
+        acting.taint_node("n0", Taint("early", "", "NoSchedule"))
     api.state.put(node_json("n0"))
     elector.start()
     try:

@@ -27,20 +27,23 @@ def _cluster(api: FakeAPIServer) -> None:
     api.state.put(pod_json("busy", cpu="2", node="n0", pending=False))
 
 
-@pytest.mark.parametrize("fault", [
-    pytest.param("list", id="pods-never-listed"),
-    pytest.param("watch", id="pods-watch-lost"),
+@pytest.mark.parametrize(("fault", "outcome"), [
+    pytest.param("list", 503, id="pods-never-listed-5xx"),
+    pytest.param("list", "timeout", id="pods-list-times-out"),
+    pytest.param("watch", 503, id="pods-watch-lost-5xx"),
+    pytest.param("watch", "timeout", id="pods-watch-times-out"),
 ])
-def test_partial_view_skips_the_loop_and_writes_nothing(api: FakeAPIServer, tmp_path: Path, fault: str) -> None:
+def test_partial_view_skips_the_loop_and_writes_nothing(api: FakeAPIServer, tmp_path: Path, fault: str,
+                                                        outcome: int | str) -> None:
     _cluster(api)
     if fault == "list":
-        injected = api.fail(r"/api/v1/pods$", 503, times=10_000, watch=False)
+        injected = api.fail(r"/api/v1/pods$", outcome, times=10_000, watch=False, delay=0.3)
     cluster = connect(api, tmp_path)
     cluster.start()
     try:
         if fault == "watch":
             assert cluster.wait_synced(5.0)
-            injected = api.fail(r"/api/v1/pods$", 503, times=10_000, watch=True)
+            injected = api.fail(r"/api/v1/pods$", outcome, times=10_000, watch=True, delay=0.3)
             api.state.end_watches()
         eventually(lambda: cluster.caches.informers["pods"].watch_errors > 0, what="pods cache failing")
         nodes = cluster.caches.nodes()
