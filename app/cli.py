@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     live = sub.add_parser("run", help="the live autoscaler: a Kubernetes cluster and a cloud provider")
     add_flags(live)
     add_run_flags(live)
+    from app.scheduling_cmd import add_commands
+
+    add_commands(sub)
     return parser
 
 
@@ -143,6 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a bad flag already reported in one line
         return int(exc.code or 0)
+    if args.command in ("scheduler-extender", "pod-webhook"):  # servers with flags of their own
+        from app.scheduling_cmd import run as serve
+
+        return serve(args)
     try:
         options = options_from_args(args)
         if args.command == "plan":

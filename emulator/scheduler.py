@@ -17,12 +17,21 @@ unpinned is restored onto the chosen node (pinned again, consuming capacity ther
 Runs only when something changed that may let a pending pod fit (``needs_schedule``),
 over the pending pods only, oldest (highest priority) first; a pod equivalent to one
 that did not fit in this pass is not tried again.
+
+Two knobs let the world stand for the deployments the scheduling side compares
+(``tests/scheduling/test_world.py``): ``capacity_aware=False`` is the stock
+kube-scheduler, blind to local capacity; ``node_filter`` is a scheduler extender's
+filter, called with the candidates the world's own filters passed. A capacity-blind
+choice can bind a pod where its local claims do not fit: then the provisioner creates
+the volumes that fit (pinned there), the rest fail, and the pod is *stuck* on that node
+(bound, never running; ``stuck``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -45,7 +54,10 @@ from simulator.predicates import PredicateChecker
 from simulator.snapshot import ClusterSnapshot
 from simulator.volumes import NO_PROVISIONER, VolumeIndex, VolumePlan
 
-__all__ = ["Scheduler", "pin_to"]
+__all__ = ["NodeFilter", "Scheduler", "pin_to"]
+
+#: A scheduler extender's filter: (pod, candidate node names) -> the names that pass.
+NodeFilter = Callable[[Pod, Sequence[str]], Sequence[str]]
 
 #: How many best-scored nodes get a full filter check before falling back to first fit.
 _SCORED_TRIES = 3
@@ -64,7 +76,7 @@ def _soft_tainted(node: Node, tolerations: tuple[Toleration, ...]) -> bool:
 class _Pass:
     """One scheduling pass over a snapshot of the Ready nodes."""
 
-    def __init__(self, cluster: SimCluster, names: StorageNames) -> None:
+    def __init__(self, cluster: SimCluster, names: StorageNames, capacity_aware: bool = True) -> None:
         nodes = [n for n in cluster.nodes() if n.ready and not n.deleting]
         self.snapshot = ClusterSnapshot(nodes)
         self.snapshot.load_pods(p for n in nodes for p in cluster.pods_on(n.name))
@@ -73,7 +85,7 @@ class _Pass:
             storage_classes=dict(cluster.storage_classes), csi_capacities=list(cluster.csi_capacities),
             csi_drivers=dict(cluster.csi_drivers), namespaces=dict(cluster.namespaces),
         )
-        self.volumes = VolumeIndex(objects, names, storage_aware=True)
+        self.volumes = VolumeIndex(objects, names, storage_aware=capacity_aware)
         self.checker = PredicateChecker(self.snapshot, self.volumes, cluster.namespaces)
         count = self.snapshot.count
         self.alloc_cpu = np.maximum(np.array([n.allocatable.cpu for n in nodes], np.float64), 1.0)[:count]
@@ -91,13 +103,18 @@ class _Pass:
 
 
 class Scheduler:
-    def __init__(self, cluster: SimCluster, names: StorageNames, ids: IdSource, rng: random.Random) -> None:
+    def __init__(self, cluster: SimCluster, names: StorageNames, ids: IdSource, rng: random.Random, *,
+                 capacity_aware: bool = True, node_filter: NodeFilter | None = None) -> None:
         self.cluster = cluster
         self.names = names
         self.ids = ids
         self.rng = rng
+        self.capacity_aware = capacity_aware
+        self.node_filter = node_filter
         #: Scheduling passes run so far (for tests and performance checks).
         self.passes = 0
+        #: Pods bound to a node whose free local capacity could not hold their claims.
+        self.stuck: set[str] = set()
 
     def run(self) -> int:
         """Try every pending pod once; returns how many were bound."""
@@ -116,7 +133,7 @@ class Scheduler:
     def _pass(self, pending: list[Pod]) -> tuple[int, bool]:
         """Returns (pods bound, whether volume state changed under the index: run another pass)."""
         self.passes += 1
-        state = _Pass(self.cluster, self.names)
+        state = _Pass(self.cluster, self.names, self.capacity_aware)
         failed: set[tuple[object, ...]] = set()
         touched_claims: set[tuple[str, str]] = set()
         bound = 0
@@ -143,6 +160,10 @@ class Scheduler:
     def _choose(self, state: _Pass, pod: Pod, plan: VolumePlan) -> int | None:
         checker = state.checker
         mask = checker.feasible(pod, plan)
+        if self.node_filter is not None and mask.any():
+            nodes = state.snapshot.nodes
+            passed = set(self.node_filter(pod, [nodes[i].name for i in np.flatnonzero(mask)]))
+            mask &= np.fromiter((n.name in passed for n in nodes[: len(mask)]), np.bool_, len(mask))
         candidates = np.flatnonzero(mask)
         if len(candidates) == 0:
             return None
@@ -162,7 +183,8 @@ class Scheduler:
         for idx in order[:_SCORED_TRIES]:
             if checker.check(pod, plan, int(idx)) is None:
                 return int(idx)
-        return checker.find_node(pod, plan)
+        found = checker.find_node(pod, plan)
+        return found if found is None or mask[found] else None
 
     def _bind(self, pod: Pod, node: Node, touched: set[tuple[str, str]]) -> bool:
         """Bind the pod and its volumes to ``node``; True if a claim took an Available PV."""
@@ -170,6 +192,10 @@ class Scheduler:
         consumed = 0
         static_bound = False
         taken: set[str] = set()
+        # The local provisioner creates a volume only where the node's disk holds it.
+        here = cluster.node(node.name)
+        room = (here.free_local_bytes or 0) if here is not None else 0
+        failed = False
         for claim_name in pod.claims:
             claim = cluster.claim(pod.namespace, claim_name)
             if claim is None:
@@ -194,6 +220,9 @@ class Scheduler:
             if sc is None or sc.provisioner == NO_PROVISIONER:
                 continue
             local = sc.provisioner == self.names.provisioner
+            if local and consumed + claim.request > room:
+                failed = True  # provisioning fails: the claim stays unbound
+                continue
             pv = PersistentVolume(
                 name=self.ids.pv_name(), storage_class=sc.name, capacity=claim.request,
                 node_affinity=pin_to(node) if local else None, claim=(claim.namespace, claim.name), phase="Bound",
@@ -208,6 +237,12 @@ class Scheduler:
             if current is not None:
                 free = (current.free_local_bytes or 0) - consumed
                 cluster.put_node(with_capacity(current, self.names, max(0, free)))
+        if failed:
+            # Bound, with some volumes pinned here, and never running: stuck on this node.
+            self.stuck.add(pod.ref)
+            cluster.replace_pod(dataclasses.replace(pod, node_name=node.name, phase="Pending",
+                                                    marked_unschedulable=False))
+            return static_bound
         cluster.replace_pod(dataclasses.replace(pod, node_name=node.name, phase="Running",
                                                 marked_unschedulable=False))
         return static_bound
