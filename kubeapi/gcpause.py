@@ -3,8 +3,9 @@
 Converting 150,000 pods allocates millions of acyclic objects; with the collector
 on, it rescans the growing heap over and over and a sync takes several times
 longer. Informers list concurrently, so the pause is counted: the collector comes
-back when the last conversion ends, after ``gc.freeze()`` has moved the long-lived
-caches out of its view (they are freed by reference counting all the same).
+back when the last conversion ends. The library never freezes the heap (a process
+converting watch events for weeks must not move garbage out of the collector's
+reach); ``run`` freezes it once, after the first complete sync.
 """
 
 from __future__ import annotations
@@ -38,7 +39,5 @@ def collector_paused() -> Iterator[None]:
     finally:
         with _PAUSE.lock:
             _PAUSE.holders -= 1
-            if _PAUSE.holders == 0:
-                gc.freeze()
-                if _PAUSE.was_enabled:
-                    gc.enable()
+            if _PAUSE.holders == 0 and _PAUSE.was_enabled:
+                gc.enable()

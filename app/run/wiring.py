@@ -10,6 +10,7 @@ suffix). The adapter gates its own mutating calls on the lease too.
 
 from __future__ import annotations
 
+import gc
 import socket
 import threading
 import time
@@ -61,6 +62,10 @@ def connect(settings: RunSettings, stop: threading.Event) -> Live:
                 raise StartupCancelled
             raise StartupError(f"the API server at {host}: no complete view within "
                                f"--cache-sync-timeout={settings.cache_sync_seconds:g}s: {reason}")
+    # Once, after the first complete sync: the caches' model objects are long-lived and
+    # acyclic, so the collector need not rescan them every generation-2 pass. Bounded
+    # (never repeated), unlike freezing after every relist would be.
+    gc.freeze()
     leadership: Leadership = AlwaysLeader()
     if settings.leader.enabled:
         lead = settings.leader
