@@ -17,6 +17,7 @@ Two ways in, one set of rules:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -69,19 +70,45 @@ def untolerated_taint(taints: tuple[Taint, ...], tolerations: tuple[Toleration, 
     return None
 
 
-def _namespaces_match(term: PodAffinityTerm, namespace: str, ns_labels: Mapping[str, Mapping[str, str]]) -> bool:
+def _namespaces_match(term: PodAffinityTerm, namespace: str, ns_labels: Mapping[str, Mapping[str, str]],
+                      incoming: bool) -> bool:
+    """Whether a term's namespaces (list or selector) include ``namespace``.
+
+    kube-scheduler turns the incoming pod's non-empty namespace selectors into a list of
+    the namespaces that exist and match (``mergeAffinityTermNamespacesIfNotEmpty``), so
+    for ``incoming`` terms a namespace absent from the snapshot matches only ``{}``. An
+    existing pod's terms are matched against the labels of the incoming pod's namespace,
+    empty when it is absent.
+    """
     if namespace in term.namespaces:
         return True
-    if term.namespace_selector is not None:
-        return term.namespace_selector.matches(ns_labels.get(namespace, {}))
-    return False
+    selector = term.namespace_selector
+    if selector is None:
+        return False
+    if selector.everything:
+        return True
+    labels = ns_labels.get(namespace)
+    if labels is None:
+        if incoming:
+            return False
+        labels = {}
+    return selector.matches(labels)
 
 
-def term_matches(term: PodAffinityTerm, pod: Pod, ns_labels: Mapping[str, Mapping[str, str]]) -> bool:
-    """Does ``pod`` match an (anti-)affinity term's selector and namespaces?"""
-    if term.selector is None or not _namespaces_match(term, pod.namespace, ns_labels):
+def term_matches(term: PodAffinityTerm, pod: Pod, ns_labels: Mapping[str, Mapping[str, str]],
+                 incoming: bool = True) -> bool:
+    """Does ``pod`` match an (anti-)affinity term's selector and namespaces?
+
+    ``incoming``: the term is the pod being scheduled's own (see ``_namespaces_match``).
+    """
+    if term.selector is None or not _namespaces_match(term, pod.namespace, ns_labels, incoming):
         return False
     return term.selector.matches(pod.labels)
+
+
+def parse_failure(error: str) -> Unschedulable:
+    """A pod whose selectors kube-scheduler cannot parse fits no node (its PreFilter fails)."""
+    return Unschedulable("InterPodAffinity", f"parsing pod: {error}")
 
 
 class _LabelIndex:
@@ -138,7 +165,7 @@ class _LabelIndex:
     def selector(self, selector: NodeSelector) -> BoolArray:
         mask = np.zeros(self.size, np.bool_)
         for term in selector.terms:
-            if not term.requirements and not term.fields:
+            if term.error is not None or (not term.requirements and not term.fields):
                 continue
             term_mask = np.ones(self.size, np.bool_)
             for req in term.requirements:
@@ -192,6 +219,10 @@ class PredicateChecker:
             return cached
         size = self.snapshot.base_count
         mask = np.zeros(size, np.bool_)
+        if sched.parse_error is not None:
+            self._static_cache[key] = mask
+            self._static_keep.append(sched)
+            return mask
         for (taints, unschedulable), idxs in self._taint_groups.items():
             if unschedulable and not _tolerated(UNSCHEDULABLE_TAINT, sched.tolerations):
                 continue
@@ -205,10 +236,15 @@ class PredicateChecker:
         self._static_keep.append(sched)  # keep id() stable for the cache's lifetime
         return mask
 
-    def _static_one(self, sched: PodScheduling, idx: int) -> Unschedulable | None:
+    def _static_one(self, sched: PodScheduling, idx: int, pod: Pod | None = None) -> Unschedulable | None:
+        """NodeUnschedulable, NodeName (when ``pod`` is given), TaintToleration, NodeAffinity, in order."""
         node = self.snapshot.nodes[idx]
+        if sched.parse_error is not None:
+            return parse_failure(sched.parse_error)
         if node.unschedulable and not _tolerated(UNSCHEDULABLE_TAINT, sched.tolerations):
             return Unschedulable("NodeUnschedulable", "node(s) were unschedulable")
+        if pod is not None and pod.node_name and pod.node_name != node.name:
+            return Unschedulable("NodeName", "node(s) didn't match the requested node name")
         taint = untolerated_taint(node.taints, sched.tolerations)
         if taint is not None:
             return Unschedulable("TaintToleration",
@@ -281,7 +317,7 @@ class PredicateChecker:
     def needs_node_checks(self, pod: Pod, plan: VolumePlan) -> bool:
         sched = pod.scheduling
         return bool(sched.host_ports or sched.has_pod_constraints or plan.provision or plan.static
-                    or self.snapshot.anti_affinity_pods)
+                    or plan.capacity_checks or self.snapshot.anti_affinity_pods)
 
     def find_node(self, pod: Pod, plan: VolumePlan, allowed: BoolArray | None = None,
                   lo: int = 0) -> int | None:
@@ -307,7 +343,7 @@ class PredicateChecker:
         """Local bytes the pod would provision on node ``idx`` (summed claims)."""
         if not plan.static:
             return plan.local_bytes
-        _, extra = self.volumes.static_reason(plan, self.snapshot.nodes[idx])
+        _, extra = self.volumes.static_reason(plan, self.snapshot.nodes[idx], self.snapshot.roles[idx] == "live")
         return plan.local_bytes + extra
 
     def place(self, pod: Pod, plan: VolumePlan, idx: int) -> None:
@@ -327,8 +363,15 @@ class PredicateChecker:
             reason = self.volumes.provision_reason(item, node)
             if reason is not None:
                 return Unschedulable("VolumeBinding", reason)
+        live = snap.roles[idx] == "live"
+        if live:
+            # A new node has published no CSIStorageCapacity yet; its template's free
+            # local bytes (the max-capacity label) stand in for it.
+            for item in plan.capacity_checks:
+                if not self.volumes.capacity_ok(item.storage_class, item.size, node):
+                    return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
         if plan.static:
-            reason, extra = self.volumes.static_reason(plan, node)
+            reason, extra = self.volumes.static_reason(plan, node, live)
             if reason is not None:
                 return Unschedulable("VolumeBinding", reason)
             if extra and snap.free_local[idx] < plan.local_bytes + extra:
@@ -338,28 +381,34 @@ class PredicateChecker:
         return None
 
     def _topology(self, pod: Pod) -> _PodTopology:
-        """Domains that pods already occupy, for this pod's (anti-)affinity and spread."""
+        """Domains that pods already occupy, for this pod's (anti-)affinity and spread.
+
+        As kube-scheduler's InterPodAffinity PreFilter: an existing pod counts for the
+        affinity terms only if it matches **all** of them; the first pod of a group may
+        go anywhere its terms' topology keys exist when no pod matches them all and it
+        matches them all itself. Anti-affinity terms count pods term by term.
+        """
         snap = self.snapshot
         ns = self.namespaces
         sched = pod.scheduling
-        affinity: list[tuple[str, set[str] | None]] = []
-        matched_any = False
-        for term in sched.affinity:
-            domains: set[str] = set()
+        terms = sched.affinity
+        found: list[set[str]] = [set() for _ in terms]
+        counted = False
+        if terms:
             for idx, other in snap.iter_pods():
-                if term_matches(term, other, ns):
-                    matched_any = True
-                    value = snap.nodes[idx].labels.get(term.topology_key)
-                    if value is not None:
-                        domains.add(value)
-            affinity.append((term.topology_key, domains))
-        # The first pod of a group may go anywhere: no pod matches any of its terms
-        # and it matches all of them itself (kube-scheduler's InterPodAffinity).
-        if sched.affinity and not matched_any and all(term_matches(t, pod, ns) for t in sched.affinity):
+                if all(term_matches(t, other, ns) for t in terms):
+                    labels = snap.nodes[idx].labels
+                    for k, term in enumerate(terms):
+                        value = labels.get(term.topology_key)
+                        if value is not None:
+                            found[k].add(value)
+                            counted = True
+        affinity: list[tuple[str, set[str] | None]] = [(t.topology_key, found[k]) for k, t in enumerate(terms)]
+        if terms and not counted and all(term_matches(t, pod, ns) for t in terms):
             affinity = [(key, None) for key, _ in affinity]
         anti: list[tuple[str, set[str]]] = []
         for term in sched.anti_affinity:
-            domains = set()
+            domains: set[str] = set()
             for idx, other in snap.iter_pods():
                 if term_matches(term, other, ns):
                     value = snap.nodes[idx].labels.get(term.topology_key)
@@ -371,31 +420,42 @@ class PredicateChecker:
             if not snap.enabled[idx]:
                 continue
             for term in other.scheduling.anti_affinity:
-                if term_matches(term, pod, ns):
+                if term_matches(term, pod, ns, incoming=False):
                     value = snap.nodes[idx].labels.get(term.topology_key)
                     if value is not None:
                         existing.setdefault(term.topology_key, set()).add(value)
-        spread = [self._spread_counts(pod, c) for c in sched.spread]
+        spread = [self._spread_counts(pod, c, sched.spread) for c in sched.spread]
         return _PodTopology(affinity, anti, list(existing.items()), spread)
 
-    def _spread_counts(self, pod: Pod, c: SpreadConstraint) -> tuple[SpreadConstraint, dict[str, int], int, bool]:
+    def _spread_counts(self, pod: Pod, c: SpreadConstraint, constraints: tuple[SpreadConstraint, ...]
+                       ) -> tuple[SpreadConstraint, dict[str, int], int, bool]:
+        """Matching pods per domain of one constraint (kube-scheduler's PodTopologySpread PreFilter).
+
+        A node counts only if it has every constraint's topology key and passes the
+        constraint's node inclusion policies; terminating pods and pods of other
+        namespaces are not counted.
+        """
         snap = self.snapshot
         counts: dict[str, int] = {}
+        keys = [other.topology_key for other in constraints]
         for idx in range(snap.count):
             if not snap.enabled[idx]:
                 continue
             node = snap.nodes[idx]
-            value = node.labels.get(c.topology_key)
-            if value is None:
+            labels = node.labels
+            if any(key not in labels for key in keys):
                 continue
+            value = labels[c.topology_key]
             if c.node_affinity_policy == "Honor" and self._static_affinity_fails(pod.scheduling, idx):
                 continue
             if c.node_taints_policy == "Honor" and untolerated_taint(node.taints, pod.scheduling.tolerations):
                 continue
-            counts.setdefault(value, 0)
-            for other in snap.pods_on[idx]:
-                if other.namespace == pod.namespace and c.selector is not None and c.selector.matches(other.labels):
-                    counts[value] += 1
+            count = counts.get(value, 0)
+            if c.selector is not None:
+                for other in snap.pods_on[idx]:
+                    if other.deleted is None and other.namespace == pod.namespace and c.selector.matches(other.labels):
+                        count += 1
+            counts[value] = count
         minimum = min(counts.values()) if counts else 0
         if len(counts) < c.min_domains:
             minimum = 0
@@ -410,16 +470,7 @@ class PredicateChecker:
 
     @staticmethod
     def _topology_check(labels: Mapping[str, str], topo: _PodTopology) -> Unschedulable | None:
-        for key, domains in topo.existing_anti:
-            if labels.get(key) in domains:
-                return Unschedulable("InterPodAffinity", "node(s) didn't satisfy existing pods anti-affinity rules")
-        for key, affinity_domains in topo.affinity_domains:
-            value = labels.get(key)
-            if value is None or (affinity_domains is not None and value not in affinity_domains):
-                return Unschedulable("InterPodAffinity", "node(s) didn't match pod affinity rules")
-        for key, domains in topo.anti_domains:
-            if labels.get(key) in domains:
-                return Unschedulable("InterPodAffinity", "node(s) didn't match pod anti-affinity rules")
+        """PodTopologySpread, then InterPodAffinity (affinity, anti-affinity, existing pods'), in that order."""
         for c, counts, minimum, self_match in topo.spread:
             value = labels.get(c.topology_key)
             if value is None:
@@ -427,18 +478,36 @@ class PredicateChecker:
                                                           "(missing required label)")
             if counts.get(value, 0) + int(self_match) - minimum > c.max_skew:
                 return Unschedulable("PodTopologySpread", "node(s) didn't match pod topology spread constraints")
+        for key, affinity_domains in topo.affinity_domains:
+            value = labels.get(key)
+            if value is None or (affinity_domains is not None and value not in affinity_domains):
+                return Unschedulable("InterPodAffinity", "node(s) didn't match pod affinity rules")
+        for key, domains in topo.anti_domains:
+            if labels.get(key) in domains:
+                return Unschedulable("InterPodAffinity", "node(s) didn't match pod anti-affinity rules")
+        for key, domains in topo.existing_anti:
+            if labels.get(key) in domains:
+                return Unschedulable("InterPodAffinity", "node(s) didn't satisfy existing pods anti-affinity rules")
         return None
 
     # --- one node, in kube-scheduler's order, with a reason -------------------------------
     def check(self, pod: Pod, plan: VolumePlan, idx: int) -> Unschedulable | None:
-        """Run every filter on node ``idx``; the first failure, or None if the pod fits."""
+        """Run every filter on node ``idx``; the first failure, or None if the pod fits.
+
+        PreFilter failures first (unparsable selectors, volumes no node can satisfy), then
+        the filters in kube-scheduler's default order: NodeUnschedulable, NodeName,
+        TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, VolumeBinding,
+        PodTopologySpread, InterPodAffinity.
+        """
         snap = self.snapshot
         node = snap.nodes[idx]
         if not snap.enabled[idx]:
             return Unschedulable("NodeName", "node is being removed")
-        if pod.node_name and pod.node_name != node.name:
-            return Unschedulable("NodeName", "node(s) didn't match the requested node name")
-        static = self._static_one(pod.scheduling, idx)
+        if pod.scheduling.parse_error is not None:
+            return parse_failure(pod.scheduling.parse_error)
+        if plan.error is not None:
+            return Unschedulable("VolumeBinding", plan.error)
+        static = self._static_one(pod.scheduling, idx, pod)
         if static is not None:
             return static
         if pod.scheduling.host_ports:
@@ -458,8 +527,6 @@ class PredicateChecker:
         for name, value in req.extended:
             if value and value > snap.extended_free(name)[idx]:
                 return Unschedulable("NodeResourcesFit", f"Insufficient {name}")
-        if plan.error is not None:
-            return Unschedulable("VolumeBinding", plan.error)
         for selector in plan.pinned:
             if not selector.matches(node.labels, node.name):
                 return Unschedulable("VolumeBinding", REASON_NODE_CONFLICT)
@@ -468,7 +535,7 @@ class PredicateChecker:
                 return Unschedulable("VolumeBinding", REASON_BIND_CONFLICT)
         if plan.local_bytes and snap.free_local[idx] < plan.local_bytes:
             return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
-        plain = VolumePlan(provision=plan.provision, static=plan.static, local_bytes=plan.local_bytes)
+        plain = dataclasses.replace(plan, pinned=(), topologies=())
         reason = self._node_checks(pod, plain, idx, None)
         if reason is not None:
             return reason

@@ -10,7 +10,7 @@ The predicate checker then tests plans against nodes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kube.model import (
@@ -19,14 +19,15 @@ from kube.model import (
     CSIStorageCapacity,
     Node,
     NodeSelector,
+    NodeSelectorTerm,
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,
     StorageClass,
 )
-from kube.names import HOSTNAME_LABEL, StorageNames
+from kube.names import StorageNames
 
-__all__ = ["NO_PROVISIONER", "VolumeIndex", "VolumePlan"]
+__all__ = ["NO_PROVISIONER", "NodeMatcher", "VolumeIndex", "VolumePlan"]
 
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 
@@ -62,11 +63,15 @@ class VolumePlan:
     provision: tuple[ProvisionClaim, ...] = ()
     #: WaitForFirstConsumer claims that may bind an Available PV: (claim, candidate PVs by size).
     static: tuple[tuple[ProvisionClaim, tuple[PersistentVolume, ...]], ...] = ()
+    #: Local-provisioner claims (counted in ``local_bytes``) whose CSIDriver publishes
+    #: ``storageCapacity``: kube-scheduler also wants a CSIStorageCapacity object that
+    #: fits each one on live nodes.
+    capacity_checks: tuple[ProvisionClaim, ...] = ()
 
     @property
     def trivial(self) -> bool:
         return not (self.error or self.pinned or self.local_bytes or self.topologies or self.provision
-                    or self.static)
+                    or self.static or self.capacity_checks)
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -78,6 +83,7 @@ class VolumePlan:
             self.topologies,
             tuple((p.storage_class.name, p.size) for p in self.provision),
             tuple((p.storage_class.name, p.size, pvs) for p, pvs in self.static),
+            tuple((p.storage_class.name, p.size) for p in self.capacity_checks),
         )
 
 
@@ -132,11 +138,18 @@ class VolumeIndex:
         local_bytes = 0
         provision: list[ProvisionClaim] = []
         static: list[tuple[ProvisionClaim, tuple[PersistentVolume, ...]]] = []
+        capacity: list[ProvisionClaim] = []
         classes = self.objects.storage_classes
         for name in pod.claims:
             claim = self.claim_of(pod, name)
             if claim is None:
                 return VolumePlan(error=f'persistentvolumeclaim "{name}" not found')
+            if name in pod.ephemeral_claims and (claim.controller_uid is None or claim.controller_uid != pod.uid):
+                # A generic ephemeral volume's claim must be the pod's own (upstream
+                # ephemeral.VolumeIsForPod): one of the same name made by someone else
+                # is not used, and the pod waits.
+                return VolumePlan(error=f"PVC {claim.namespace}/{claim.name} was not created for pod "
+                                        f"{pod.namespace}/{pod.name} (pod is not owner)")
             if claim.volume_name:
                 pv = self.objects.volumes.get(claim.volume_name)
                 if pv is None:
@@ -169,9 +182,17 @@ class VolumeIndex:
                 local_bytes += claim.request
                 if sc.allowed_topologies is not None and sc.allowed_topologies not in topologies:
                     topologies.append(sc.allowed_topologies)
+                if self.publishes_capacity(sc):
+                    capacity.append(item)
             else:
                 provision.append(item)
-        return VolumePlan(None, tuple(pinned), local_bytes, tuple(topologies), tuple(provision), tuple(static))
+        return VolumePlan(None, tuple(pinned), local_bytes, tuple(topologies), tuple(provision), tuple(static),
+                          tuple(capacity))
+
+    def publishes_capacity(self, sc: StorageClass) -> bool:
+        """Whether the class's CSIDriver opts into storage capacity tracking."""
+        driver = self.objects.csi_drivers.get(sc.provisioner)
+        return driver is not None and driver.storage_capacity
 
     # --- per-node checks used by the predicate checker -------------------------
     def provision_reason(self, item: ProvisionClaim, node: Node) -> str | None:
@@ -181,12 +202,19 @@ class VolumeIndex:
             return REASON_BIND_CONFLICT
         if sc.allowed_topologies is not None and not sc.allowed_topologies.matches(node.labels, node.name):
             return REASON_BIND_CONFLICT  # kube-scheduler: provisioning not satisfied is a bind conflict
-        driver = self.objects.csi_drivers.get(sc.provisioner)
-        if driver is not None and driver.storage_capacity and not self._capacity_ok(sc, item.size, node):
+        if self.publishes_capacity(sc) and not self.capacity_ok(sc, item.size, node):
             return REASON_NOT_ENOUGH_SPACE
         return None
 
-    def _capacity_ok(self, sc: StorageClass, size: int, node: Node) -> bool:
+    def capacity_ok(self, sc: StorageClass, size: int, node: Node) -> bool:
+        """A CSIStorageCapacity of the class, visible from the node, that fits ``size``.
+
+        Upstream ``hasEnoughCapacity``: a claim without a storage request needs none;
+        ``maximumVolumeSize`` is preferred over ``capacity``; an object without node
+        topology is visible nowhere; each claim is checked on its own.
+        """
+        if size <= 0:
+            return True
         for cap in self.objects.csi_capacities:
             if cap.storage_class != sc.name or not _topology_matches(cap, node.labels):
                 continue
@@ -195,10 +223,11 @@ class VolumeIndex:
                 return True
         return False
 
-    def static_reason(self, plan: VolumePlan, node: Node) -> tuple[str | None, int]:
+    def static_reason(self, plan: VolumePlan, node: Node, live: bool = True) -> tuple[str | None, int]:
         """Bind WaitForFirstConsumer claims to Available PVs where one matches this node.
 
         Returns a reason, or the local bytes of claims left to provision here.
+        ``live``: the node is a real one (templates publish no CSIStorageCapacity yet).
         """
         extra_local = 0
         used: set[str] = set()
@@ -217,6 +246,8 @@ class VolumeIndex:
             if self.storage_aware and sc.provisioner == self.names.provisioner:
                 if sc.allowed_topologies is not None and not sc.allowed_topologies.matches(node.labels, node.name):
                     return REASON_BIND_CONFLICT, 0
+                if live and self.publishes_capacity(sc) and not self.capacity_ok(sc, item.size, node):
+                    return REASON_NOT_ENOUGH_SPACE, 0
                 extra_local += item.size
                 continue
             reason = self.provision_reason(item, node)
@@ -225,29 +256,64 @@ class VolumeIndex:
         return None, extra_local
 
     def pinned_node(self, pv: PersistentVolume, nodes: Mapping[str, Node]) -> str | None:
-        """The one node a PV is pinned to (hostname affinity or a local/hostPath PV), if any."""
-        affinity = pv.node_affinity
-        if affinity is None or not affinity.terms:
+        """The one node a PV is pinned to (see ``NodeMatcher.only_match``), if any."""
+        return NodeMatcher(nodes.values()).only_match(pv.node_affinity)
+
+
+class NodeMatcher:
+    """Which nodes a node selector selects, with a label index for the common ``In`` terms.
+
+    Built once per pass over many PVs: testing every PV against every node would be
+    quadratic on a large cluster.
+    """
+
+    def __init__(self, nodes: Iterable[Node]) -> None:
+        self._nodes = list(nodes)
+        self._by_label: dict[str, dict[str, list[Node]]] = {}
+
+    def _with_label(self, key: str, value: str) -> list[Node]:
+        index = self._by_label.get(key)
+        if index is None:
+            index = self._by_label[key] = {}
+            for node in self._nodes:
+                if key == "metadata.name":
+                    index.setdefault(node.name, []).append(node)
+                else:
+                    label = node.labels.get(key)
+                    if label is not None:
+                        index.setdefault(label, []).append(node)
+        return index.get(value, [])
+
+    def _candidates(self, term: NodeSelectorTerm) -> list[Node]:
+        """Nodes that can match ``term``: those of its narrowest ``In`` requirement."""
+        best: list[Node] | None = None
+        for req in (*term.requirements, *term.fields):
+            if req.operator != "In":
+                continue
+            found: list[Node] = []
+            for value in req.values:
+                found.extend(self._with_label(req.key, value))
+            if best is None or len(found) < len(best):
+                best = found
+        return self._nodes if best is None else best
+
+    def only_match(self, selector: NodeSelector | None) -> str | None:
+        """The name of the one node ``selector`` selects; None when it selects none or several.
+
+        A PV whose required node affinity selects exactly one node is pinned to it,
+        whatever the label key (``kubernetes.io/hostname``, ``topology.topolvm.io/node``,
+        ``openebs.io/nodename``, ...): its data lives there (storage-semantics 3.6).
+        """
+        if selector is None or not selector.terms:
             return None
-        hosts: set[str] = set()
-        for term in affinity.terms:
-            for req in term.requirements:
-                if req.key == HOSTNAME_LABEL and req.operator == "In":
-                    hosts.update(req.values)
-            for req in term.fields:
-                if req.key == "metadata.name" and req.operator == "In":
-                    hosts.update(req.values)
-        if len(hosts) == 1:
-            host = next(iter(hosts))
-            for node in nodes.values():
-                if node.labels.get(HOSTNAME_LABEL, node.name) == host or node.name == host:
-                    return node.name
-            return None
-        if pv.driver in ("local", "hostPath"):
-            matches = [n.name for n in nodes.values() if affinity.matches(n.labels, n.name)]
-            if len(matches) == 1:
-                return matches[0]
-        return None
+        found: str | None = None
+        for term in selector.terms:
+            for node in self._candidates(term):
+                if node.name != found and term.matches(node.labels, node.name):
+                    if found is not None:
+                        return None
+                    found = node.name
+        return found
 
 
 def _topology_matches(cap: CSIStorageCapacity, labels: Mapping[str, str]) -> bool:

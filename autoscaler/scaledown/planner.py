@@ -34,6 +34,7 @@ from autoscaler.scaledown.types import RemovalCandidate, ScaleDownMemory, ScaleD
 from kube.convert import parse_label_selector_string
 from kube.model import Pod
 from simulator.drainability import DrainContext, NodeDrain, PdbTracker, drain_node
+from simulator.volumes import NodeMatcher
 
 __all__ = ["RemovalCandidate", "ScaleDownMemory", "ScaleDownPlan", "Unremovable", "plan_scale_down"]
 
@@ -57,18 +58,21 @@ def _drain_context(sim: LoopContext) -> DrainContext:
 
 
 def pinned_local_volumes(sim: LoopContext) -> dict[str, list[str]]:
-    """node -> bound PVs pinned to it whose data cannot be migrated (storage-semantics 3.6)."""
+    """node -> bound PVs pinned to it whose data cannot be migrated (storage-semantics 3.6).
+
+    Pinned means the PV's required node affinity selects exactly that node among the
+    cluster's nodes, whatever the label key: TopoLVM's ``topology.topolvm.io/node``,
+    OpenEBS's ``openebs.io/nodename`` and the hostname alike.
+    """
     out: dict[str, list[str]] = {}
     if not sim.options.storage_aware:
         return out
-    nodes = {s.name: s.node for s in sim.state.nodes}
+    matcher = NodeMatcher(s.node for s in sim.state.nodes)
     claims = sim.objects.claims
     for pv in sim.objects.volumes.values():
-        if pv.claim is None or pv.claim not in claims or sim.volumes.is_migratable(pv):
+        if pv.node_affinity is None or pv.claim is None or pv.claim not in claims or sim.volumes.is_migratable(pv):
             continue
-        if pv.driver == "" and pv.node_affinity is None:
-            continue
-        node = sim.volumes.pinned_node(pv, nodes)
+        node = matcher.only_match(pv.node_affinity)
         if node is not None:
             out.setdefault(node, []).append(pv.name)
     return out
