@@ -2,15 +2,13 @@
 
 Large JSON snapshots dominate ``plan``'s run time, so objects are converted as they
 are taken out of the parsed document and the raw dicts are dropped at once, keeping
-peak memory close to the parsed document alone. The cyclic garbage collector is
-paused while loading: the parsed tree holds no cycles and scanning it repeatedly
-would cost more than parsing it; afterwards the loaded objects are frozen out of
-the collector's view (``gc.freeze``).
+peak memory close to the parsed document alone. The library leaves the cyclic
+garbage collector alone (a long-running process must be able to collect); a
+one-shot command such as ``plan`` may pause it around loading.
 """
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -70,28 +68,19 @@ def _drain_items(items: list[Any], converter: Converter, path: str) -> None:
 def load_snapshot(paths: Sequence[str], names: StorageNames) -> ClusterObjects:
     """Load and convert every object of every file into one ``ClusterObjects``."""
     converter = Converter(names)
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for path in paths:
-            for doc in _documents(path, _read(path)):
-                if doc is None:
-                    continue
-                if isinstance(doc, list):
-                    _drain_items(doc, converter, path)
-                elif isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and "items" in doc:
-                    items = doc.get("items") or []
-                    if not isinstance(items, list):
-                        raise InputError(path, str(doc.get("kind")), "items", "expected a list")
-                    _drain_items(items, converter, path)
-                else:
-                    converter.add(doc, path)
-    finally:
-        # The loaded objects live as long as the decision that reads them; freezing
-        # them keeps the collector from re-scanning ~10^6 objects on every collection.
-        gc.freeze()
-        if was_enabled:
-            gc.enable()
+    for path in paths:
+        for doc in _documents(path, _read(path)):
+            if doc is None:
+                continue
+            if isinstance(doc, list):
+                _drain_items(doc, converter, path)
+            elif isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and "items" in doc:
+                items = doc.get("items") or []
+                if not isinstance(items, list):
+                    raise InputError(path, str(doc.get("kind")), "items", "expected a list")
+                _drain_items(items, converter, path)
+            else:
+                converter.add(doc, path)
     objects = converter.objects
     objects.nodes.sort(key=lambda n: n.name)
     _check_unique(objects, paths)

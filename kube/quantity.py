@@ -3,7 +3,8 @@
 CPU becomes millicores and everything else whole base units (bytes, pods, devices),
 both rounded up as the API server rounds a quantity's value (``resource.Quantity.Value``
 and ``MilliValue`` round away from zero). Snapshots repeat the same strings many
-times, so results are memoized per string.
+times, so results are memoized per string, in tables with a bound (cleared when
+full) so a long-running process does not grow.
 """
 
 from __future__ import annotations
@@ -59,6 +60,14 @@ def _ceil(value: Fraction) -> int:
 
 _BASE_CACHE: dict[str, int] = {}
 _MILLI_CACHE: dict[str, int] = {}
+_CACHE_BOUND = 10_000
+
+
+def _remember(cache: dict[str, int], key: str, value: int) -> int:
+    if len(cache) >= _CACHE_BOUND:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def parse_quantity(value: object) -> int:
@@ -73,8 +82,7 @@ def parse_quantity(value: object) -> int:
         raise QuantityError(f"{value!r} is not a quantity")
     cached = _BASE_CACHE.get(value)
     if cached is None:
-        cached = int(value) if value.isdigit() else _ceil(_exact(value))
-        _BASE_CACHE[value] = cached
+        cached = _remember(_BASE_CACHE, value, int(value) if value.isdigit() else _ceil(_exact(value)))
     return cached
 
 
@@ -96,5 +104,5 @@ def parse_cpu_millis(value: object) -> int:
             cached = int(value[:-1])
         else:
             cached = _ceil(_exact(value) * 1000)
-        _MILLI_CACHE[value] = cached
+        _remember(_MILLI_CACHE, value, cached)
     return cached
