@@ -6,6 +6,7 @@ frozen data; acting on it is the actuator's job.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
@@ -55,6 +56,17 @@ def _reports(sim: LoopContext) -> list[NodeReport]:
     return out
 
 
+def _keep_placements(sim: LoopContext, scale_up: ScaleUpPlan) -> None:
+    """Scale-down sees the pending pods filter-out-schedulable fitted onto nodes as running there.
+
+    The snapshot already holds them; the per-node pod lists that drain rules and
+    utilization read get them too, bound to their node (upstream CA plans scale-down
+    on the same snapshot, so a node a pending pod was just fitted onto is not empty).
+    """
+    for pod, node in scale_up.placed:
+        sim.pods_by_node.setdefault(node, []).append(dataclasses.replace(pod, node_name=node))
+
+
 def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options, now: float, *,
              memory: ScaleDownMemory | None = None, steady_state: bool = False,
              template_cache: MutableMapping[str, TemplateNode] | None = None) -> LoopDecision:
@@ -65,6 +77,7 @@ def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options,
     sim = build_context(objects, provider, options, now, template_cache)
     t1 = time.perf_counter()
     scale_up = plan_scale_up(sim)
+    _keep_placements(sim, scale_up)
     t2 = time.perf_counter()
     if scale_up.result == "ScaledUp":
         scale_down = ScaleDownPlan.skipped("the loop scaled up")

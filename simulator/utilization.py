@@ -25,6 +25,9 @@ class Utilization:
     cpu: float
     memory: float
     storage: float | None
+    #: Why upstream could not compute it (no cpu or memory allocatable): the node is
+    #: then unremovable with ``UnexpectedError``.
+    error: str | None = None
 
     @property
     def resource(self) -> str:
@@ -37,6 +40,7 @@ class Utilization:
 
 
 def is_long_terminating(pod: Pod, now: float) -> bool:
+    """Upstream ``drain.IsPodLongTerminating``: deleted longer ago than its grace period plus 30 s."""
     if pod.deleted is None:
         return False
     return pod.deleted + pod.grace_seconds + LONG_TERMINATING_EXTRA_SECONDS < now
@@ -72,8 +76,13 @@ def node_utilization(node: Node, pods: Iterable[Pod], now: float, *, ignore_daem
         cpu += req.cpu
         memory += req.memory
     alloc = node.allocatable
+    error = None
+    if alloc.cpu <= 0 or alloc.memory <= 0:
+        # Upstream ``CalculateUtilizationOfResource`` fails on a zero or missing allocatable.
+        error = f"{'cpu' if alloc.cpu <= 0 else 'memory'} is 0 at {node.name}"
     return Utilization(
         _ratio(cpu, ignored_cpu, alloc.cpu),
         _ratio(memory, ignored_memory, alloc.memory),
         storage_utilization(node) if storage_aware else None,
+        error,
     )

@@ -3,8 +3,8 @@
 Being deleted, the ``scale-down-disabled`` annotation, not autoscaled, unready
 handling (``--scale-down-unready-enabled``; a negative ``--scale-down-unready-time``
 keeps unready nodes forever, since their local data would be lost), then
-utilization: max(CPU, memory) at or above ``--scale-down-utilization-threshold``,
-or, storage-aware, storage utilization above
+utilization: max(CPU, memory) above ``--scale-down-utilization-threshold`` (CA >= 1.36
+compares ``utilization > threshold``: a node exactly at it is a candidate), or, storage-aware, storage utilization above
 ``--scale-down-storage-utilization-threshold``, means ``NotUnderutilized``.
 
 ``GroupBudget`` then keeps each group above its min size and the cluster above the
@@ -80,10 +80,13 @@ def check_eligibility(sim: LoopContext, memory: ScaleDownMemory) -> tuple[list[C
                                 ignore_daemonsets=sd.ignore_daemonsets_utilization,
                                 ignore_mirror=sd.ignore_mirror_pods_utilization,
                                 storage_aware=sim.options.storage_aware)
-        if sd.mode == "per-node" and util.value >= sd.utilization_threshold:
+        if util.error is not None:
+            unremovable.append(Unremovable(name, "UnexpectedError", f"utilization: {util.error}"))
+            continue
+        if sd.mode == "per-node" and util.value > sd.utilization_threshold:
             unremovable.append(Unremovable(
                 name, "NotUnderutilized",
-                f"{util.resource} utilization {util.value:.2f} >= {sd.utilization_threshold:g}"))
+                f"{util.resource} utilization {util.value:.2f} > {sd.utilization_threshold:g}"))
             continue
         if util.storage is not None and util.storage > sd.storage_utilization_threshold:
             unremovable.append(Unremovable(

@@ -30,7 +30,9 @@ def resource_list(raw: object, field: str) -> Resources:
             eph = _qty(value, f"{field}.ephemeral-storage")
         elif name == "pods":
             pods = _qty(value, f"{field}.pods")
-        elif "/" in name and not name.startswith(("hugepages-", "attachable-volumes-")):
+        elif "/" in name or name.startswith(("hugepages-", "attachable-volumes-")):
+            # kube-scheduler's scalar resources: extended and prefixed native resources,
+            # huge pages and attachable volumes, each fitted like cpu and memory.
             extended.append((name, _qty(value, f"{field}.{name}")))
     return Resources(cpu, memory, eph, pods, tuple(sorted(extended)))
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kube.convert.errors import FieldError, Json
+from kube.convert.labelsyntax import field_requirement_error, requirement_error
 from kube.model import LabelSelector, NodeSelector, NodeSelectorTerm, PodAffinityTerm, Requirement
 
-__all__ = ["affinity_terms", "label_selector", "node_selector", "parse_label_selector_string", "requirements"]
+__all__ = ["affinity_error", "affinity_terms", "label_selector", "node_selector", "parse_label_selector_string",
+           "requirements"]
 
 
 def requirements(raw: Iterable[Json] | None, field: str) -> tuple[Requirement, ...]:
@@ -26,12 +28,12 @@ def node_selector(raw: Json | None, field: str) -> NodeSelector | None:
         return None
     terms = []
     for i, term in enumerate(raw.get("nodeSelectorTerms") or ()):
-        terms.append(
-            NodeSelectorTerm(
-                requirements(term.get("matchExpressions"), f"{field}.nodeSelectorTerms[{i}].matchExpressions"),
-                requirements(term.get("matchFields"), f"{field}.nodeSelectorTerms[{i}].matchFields"),
-            )
-        )
+        exprs = requirements(term.get("matchExpressions"), f"{field}.nodeSelectorTerms[{i}].matchExpressions")
+        fields = requirements(term.get("matchFields"), f"{field}.nodeSelectorTerms[{i}].matchFields")
+        errors = [requirement_error(r, label_selector=False) for r in exprs]
+        errors += [field_requirement_error(r) for r in fields]
+        error = next((e for e in errors if e is not None), None)
+        terms.append(NodeSelectorTerm(exprs, fields, error))
     return NodeSelector(tuple(terms))
 
 
@@ -42,7 +44,8 @@ def label_selector(raw: Json | None, field: str) -> LabelSelector | None:
         raise FieldError(field, f"expected a label selector, got {raw!r}")
     reqs = [Requirement(str(k), "In", (str(v),)) for k, v in sorted((raw.get("matchLabels") or {}).items())]
     reqs.extend(requirements(raw.get("matchExpressions"), f"{field}.matchExpressions"))
-    return LabelSelector(tuple(reqs))
+    error = next((e for e in (requirement_error(r, label_selector=True) for r in reqs) if e is not None), None)
+    return LabelSelector(tuple(reqs), error)
 
 
 def parse_label_selector_string(text: str) -> LabelSelector:
@@ -63,6 +66,7 @@ def parse_label_selector_string(text: str) -> LabelSelector:
 
 
 def affinity_terms(raw: Iterable[Json] | None, namespace: str, field: str) -> tuple[PodAffinityTerm, ...]:
+    """Required (anti-)affinity terms; ``affinity_error`` says whether kube-scheduler can parse them."""
     out = []
     for i, term in enumerate(raw or ()):
         f = f"{field}[{i}]"
@@ -80,3 +84,12 @@ def affinity_terms(raw: Iterable[Json] | None, namespace: str, field: str) -> tu
     return tuple(out)
 
 
+
+
+def affinity_error(terms: Iterable[PodAffinityTerm]) -> str | None:
+    """The first unparsable label or namespace selector of the terms, if any."""
+    for term in terms:
+        for selector in (term.selector, term.namespace_selector):
+            if selector is not None and selector.error is not None:
+                return selector.error
+    return None

@@ -40,6 +40,8 @@ def convert_pvc(obj: Json) -> PersistentVolumeClaim:
         volume_name=str(spec.get("volumeName") or ""),
         phase=str((obj.get("status") or {}).get("phase") or "Pending"),
         access_modes=_access_modes(spec),
+        controller_uid=next((str(ref.get("uid") or "") for ref in meta.get("ownerReferences") or ()
+                             if ref.get("controller")), None),
     )
 
 
