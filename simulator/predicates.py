@@ -311,7 +311,13 @@ class PredicateChecker:
             if value:
                 mask &= snap.extended_free(name)[lo:n] >= value
         if plan.local_bytes:
-            mask &= snap.free_local[lo:n] >= plan.local_bytes
+            live_bytes = plan.live_local_bytes
+            if live_bytes == plan.local_bytes or lo >= base:
+                mask &= snap.free_local[lo:n] >= plan.local_bytes
+            else:  # live (base) nodes leave published-capacity claims to CSIStorageCapacity
+                split = min(base, n) - lo
+                mask[:split] &= snap.free_local[lo:lo + split] >= live_bytes
+                mask[split:] &= snap.free_local[lo + split:n] >= plan.local_bytes
         return mask
 
     def needs_node_checks(self, pod: Pod, plan: VolumePlan) -> bool:
@@ -341,10 +347,12 @@ class PredicateChecker:
 
     def local_bytes_on(self, pod: Pod, plan: VolumePlan, idx: int) -> int:
         """Local bytes the pod would provision on node ``idx`` (summed claims)."""
+        live = self.snapshot.roles[idx] == "live"
+        local = plan.live_local_bytes if live else plan.local_bytes
         if not plan.static:
-            return plan.local_bytes
-        _, extra = self.volumes.static_reason(plan, self.snapshot.nodes[idx], self.snapshot.roles[idx] == "live")
-        return plan.local_bytes + extra
+            return local
+        _, extra = self.volumes.static_reason(plan, self.snapshot.nodes[idx], live)
+        return local + extra
 
     def place(self, pod: Pod, plan: VolumePlan, idx: int) -> None:
         """Put the pod on node ``idx`` in the snapshot, consuming its local storage."""
@@ -374,7 +382,8 @@ class PredicateChecker:
             reason, extra = self.volumes.static_reason(plan, node, live)
             if reason is not None:
                 return Unschedulable("VolumeBinding", reason)
-            if extra and snap.free_local[idx] < plan.local_bytes + extra:
+            local = plan.live_local_bytes if live else plan.local_bytes
+            if extra and snap.free_local[idx] < local + extra:
                 return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
         if topo is not None:
             return self._topology_check(node.labels, topo)
@@ -533,7 +542,8 @@ class PredicateChecker:
         for selector in plan.topologies:
             if not selector.matches(node.labels, node.name):
                 return Unschedulable("VolumeBinding", REASON_BIND_CONFLICT)
-        if plan.local_bytes and snap.free_local[idx] < plan.local_bytes:
+        local = plan.live_local_bytes if snap.roles[idx] == "live" else plan.local_bytes
+        if local and snap.free_local[idx] < local:
             return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
         plain = dataclasses.replace(plan, pinned=(), topologies=())
         reason = self._node_checks(pod, plain, idx, None)

@@ -64,9 +64,15 @@ class VolumePlan:
     #: WaitForFirstConsumer claims that may bind an Available PV: (claim, candidate PVs by size).
     static: tuple[tuple[ProvisionClaim, tuple[PersistentVolume, ...]], ...] = ()
     #: Local-provisioner claims (counted in ``local_bytes``) whose CSIDriver publishes
-    #: ``storageCapacity``: kube-scheduler also wants a CSIStorageCapacity object that
-    #: fits each one on live nodes.
+    #: ``storageCapacity``. On a live node kube-scheduler decides them by its
+    #: CSIStorageCapacity objects, one claim at a time, so that is the rule there; a new
+    #: (template) node has published none yet and is checked by its local bytes.
     capacity_checks: tuple[ProvisionClaim, ...] = ()
+
+    @property
+    def live_local_bytes(self) -> int:
+        """Local bytes checked against a live node's free capacity (the rest go by CSIStorageCapacity)."""
+        return self.local_bytes - sum(item.size for item in self.capacity_checks)
 
     @property
     def trivial(self) -> bool:
@@ -246,8 +252,10 @@ class VolumeIndex:
             if self.storage_aware and sc.provisioner == self.names.provisioner:
                 if sc.allowed_topologies is not None and not sc.allowed_topologies.matches(node.labels, node.name):
                     return REASON_BIND_CONFLICT, 0
-                if live and self.publishes_capacity(sc) and not self.capacity_ok(sc, item.size, node):
-                    return REASON_NOT_ENOUGH_SPACE, 0
+                if live and self.publishes_capacity(sc):
+                    if not self.capacity_ok(sc, item.size, node):
+                        return REASON_NOT_ENOUGH_SPACE, 0
+                    continue  # decided by CSIStorageCapacity, as kube-scheduler does
                 extra_local += item.size
                 continue
             reason = self.provision_reason(item, node)
