@@ -280,8 +280,10 @@ class Pod:
     created: float | None = None
     deleted: float | None = None
     grace_seconds: int = 30
-    #: ``cluster-autoscaler.kubernetes.io/safe-to-evict``: True, False or unset.
+    #: ``cluster-autoscaler.kubernetes.io/safe-to-evict``: True ("true"), False ("false") or None.
     safe_to_evict: bool | None = None
+    #: ``safe-to-evict: "on-completion"``: left to finish, never evicted or rescheduled.
+    evict_on_completion: bool = False
     #: ``cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes``.
     safe_to_evict_local_volumes: frozenset[str] = frozenset()
     is_mirror: bool = False
@@ -362,6 +364,9 @@ class PersistentVolume:
     access_modes: tuple[str, ...] = ()
     #: CSI driver name, or "local"/"hostPath" for in-tree node-bound sources, else "".
     driver: str = ""
+    #: Zone and region labels of the PV (kube-scheduler's VolumeZone): label key -> the
+    #: values it allows (``a__b`` lists several).
+    zones: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
 class BindingMode(Enum):

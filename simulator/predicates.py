@@ -41,6 +41,7 @@ from simulator.volumes import (
     REASON_NOT_ENOUGH_SPACE,
     VolumeIndex,
     VolumePlan,
+    zone_reason,
 )
 
 __all__ = ["PredicateChecker", "Unschedulable"]
@@ -272,7 +273,7 @@ class PredicateChecker:
         snap = self.snapshot
         n = snap.count
         base = snap.base_count
-        if plan.error is not None or lo >= n:
+        if plan.error is not None or plan.node_error is not None or lo >= n:
             return np.zeros(max(0, n - lo), np.bool_)
         sched = pod.scheduling
         if lo < base:
@@ -323,7 +324,7 @@ class PredicateChecker:
     def needs_node_checks(self, pod: Pod, plan: VolumePlan) -> bool:
         sched = pod.scheduling
         return bool(sched.host_ports or sched.has_pod_constraints or plan.provision or plan.static
-                    or plan.capacity_checks or self.snapshot.anti_affinity_pods)
+                    or plan.capacity_checks or plan.zones or self.snapshot.anti_affinity_pods)
 
     def find_node(self, pod: Pod, plan: VolumePlan, allowed: BoolArray | None = None,
                   lo: int = 0) -> int | None:
@@ -385,6 +386,10 @@ class PredicateChecker:
             local = plan.live_local_bytes if live else plan.local_bytes
             if extra and snap.free_local[idx] < local + extra:
                 return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
+        if plan.zones:
+            reason = zone_reason(plan, node.labels)
+            if reason is not None:
+                return Unschedulable("VolumeZone", reason)
         if topo is not None:
             return self._topology_check(node.labels, topo)
         return None
@@ -536,6 +541,8 @@ class PredicateChecker:
         for name, value in req.extended:
             if value and value > snap.extended_free(name)[idx]:
                 return Unschedulable("NodeResourcesFit", f"Insufficient {name}")
+        if plan.node_error is not None:
+            return Unschedulable("VolumeBinding", plan.node_error)
         for selector in plan.pinned:
             if not selector.matches(node.labels, node.name):
                 return Unschedulable("VolumeBinding", REASON_NODE_CONFLICT)

@@ -36,6 +36,14 @@ REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
 REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
+REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+REASON_ZONE_CONFLICT = "node(s) had no available volume zone"
+
+#: VolumeZone's labels, and the GA label a node may carry instead of a PV's beta one.
+ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+               "topology.kubernetes.io/zone", "topology.kubernetes.io/region")
+_GA_LABEL = {"failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+             "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +61,11 @@ class VolumePlan:
 
     #: Set when no node can satisfy the volumes (reason, e.g. an unbound Immediate claim).
     error: str | None = None
+    #: Set when VolumeBinding's filter (not its PreFilter) refuses every node: a claim
+    #: bound to a PV that does not exist.
+    node_error: str | None = None
+    #: Zone/region labels of the bound PVs (VolumeZone): key -> allowed values.
+    zones: tuple[tuple[str, frozenset[str]], ...] = ()
     #: Node affinities of bound PVs, each must match.
     pinned: tuple[NodeSelector, ...] = ()
     #: Bytes to provision through the local provisioner, checked against free local capacity.
@@ -76,14 +89,16 @@ class VolumePlan:
 
     @property
     def trivial(self) -> bool:
-        return not (self.error or self.pinned or self.local_bytes or self.topologies or self.provision
-                    or self.static or self.capacity_checks)
+        return not (self.error or self.node_error or self.pinned or self.local_bytes or self.topologies
+                    or self.provision or self.static or self.capacity_checks or self.zones)
 
     @property
     def key(self) -> tuple[object, ...]:
         """Equal keys = equal demands on every node (pod equivalence)."""
         return (
             self.error,
+            self.node_error,
+            self.zones,
             self.pinned,
             self.local_bytes,
             self.topologies,
@@ -145,6 +160,8 @@ class VolumeIndex:
         provision: list[ProvisionClaim] = []
         static: list[tuple[ProvisionClaim, tuple[PersistentVolume, ...]]] = []
         capacity: list[ProvisionClaim] = []
+        zones: list[tuple[str, frozenset[str]]] = []
+        node_error = None
         classes = self.objects.storage_classes
         for name in pod.claims:
             claim = self.claim_of(pod, name)
@@ -159,7 +176,9 @@ class VolumeIndex:
             if claim.volume_name:
                 pv = self.objects.volumes.get(claim.volume_name)
                 if pv is None:
-                    return VolumePlan(error=f'persistentvolume "{claim.volume_name}" not found')
+                    node_error = REASON_PV_NOT_EXIST
+                    continue
+                zones.extend(pv.zones)
                 # An unpinned volume (affinity removed after its snapshot) is restored onto
                 # whichever node the pod lands on, so it needs that node's free capacity.
                 if self.is_migratable(pv) and (unpinned or pv.node_affinity is None):
@@ -170,9 +189,12 @@ class VolumeIndex:
                 elif pv.node_affinity is not None:
                     pinned.append(pv.node_affinity)
                 continue
-            sc = classes.get(claim.storage_class or "")
+            if not claim.storage_class:
+                # No class: not delayed binding, so an unbound immediate claim (upstream).
+                return VolumePlan(error=REASON_UNBOUND_IMMEDIATE)
+            sc = classes.get(claim.storage_class)
             if sc is None:
-                return VolumePlan(error=f'storageclass "{claim.storage_class}" not found')
+                return VolumePlan(error=f'storageclass.storage.k8s.io "{claim.storage_class}" not found')
             if sc.binding_mode is BindingMode.IMMEDIATE:
                 return VolumePlan(error=REASON_UNBOUND_IMMEDIATE)
             item = ProvisionClaim(claim, sc, claim.request)
@@ -183,7 +205,7 @@ class VolumeIndex:
             if candidates:
                 static.append((item, candidates))
             elif sc.provisioner == NO_PROVISIONER:
-                return VolumePlan(error=REASON_BIND_CONFLICT)
+                node_error = REASON_BIND_CONFLICT  # no PV to bind, none to provision: a filter failure
             elif self.storage_aware and sc.provisioner == self.names.provisioner:
                 local_bytes += claim.request
                 if sc.allowed_topologies is not None and sc.allowed_topologies not in topologies:
@@ -192,8 +214,8 @@ class VolumeIndex:
                     capacity.append(item)
             else:
                 provision.append(item)
-        return VolumePlan(None, tuple(pinned), local_bytes, tuple(topologies), tuple(provision), tuple(static),
-                          tuple(capacity))
+        return VolumePlan(None, node_error, tuple(zones), tuple(pinned), local_bytes, tuple(topologies),
+                          tuple(provision), tuple(static), tuple(capacity))
 
     def publishes_capacity(self, sc: StorageClass) -> bool:
         """Whether the class's CSIDriver opts into storage capacity tracking."""
@@ -322,6 +344,23 @@ class NodeMatcher:
                         return None
                     found = node.name
         return found
+
+
+def zone_reason(plan: VolumePlan, labels: Mapping[str, str]) -> str | None:
+    """kube-scheduler's VolumeZone filter: a bound PV's zone/region labels must admit the node's.
+
+    A node with none of the zone/region labels is fine (single-zone clusters); a PV's
+    beta label may be matched by the node's GA label.
+    """
+    if not plan.zones or not any(key in labels for key in ZONE_LABELS):
+        return None
+    for key, allowed in plan.zones:
+        value = labels.get(key)
+        if value is None:
+            value = labels.get(_GA_LABEL.get(key, key))
+        if value is None or value not in allowed:
+            return REASON_ZONE_CONFLICT
+    return None
 
 
 def _topology_matches(cap: CSIStorageCapacity, labels: Mapping[str, str]) -> bool:

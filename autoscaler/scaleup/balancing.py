@@ -64,13 +64,14 @@ def nodes_similar(a: Node, b: Node, free_a: Resources, free_b: Resources, ignore
 
 
 def _free(node: Node, pods: Iterable[Resources]) -> Resources:
-    cpu, memory, eph, count = node.allocatable.cpu, node.allocatable.memory, node.allocatable.ephemeral_storage, 0
+    """Allocatable minus requests. Upstream subtracts no pod count (a NodeInfo's requested
+    resources carry none), so free pods is allocatable pods."""
+    cpu, memory, eph = node.allocatable.cpu, node.allocatable.memory, node.allocatable.ephemeral_storage
     for r in pods:
         cpu -= r.cpu
         memory -= r.memory
         eph -= r.ephemeral_storage
-        count += 1
-    return Resources(cpu, memory, eph, node.allocatable.pods - count)
+    return Resources(cpu, memory, eph, node.allocatable.pods)
 
 
 def similar_groups(sim: LoopContext, group: str, ignored_labels: Iterable[str]) -> list[str]:

@@ -218,6 +218,7 @@ def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | No
         # Upstream compares the strings exactly: only "true" and "false" mean anything
         # ("on-completion" and "True" are neither).
         safe_to_evict=True if safe == "true" else False if safe == "false" else None,
+        evict_on_completion=safe == "on-completion",
         # Split on commas and nothing else, as upstream: " data" names no volume.
         safe_to_evict_local_volumes=frozenset(str(safe_local).split(",")) if safe_local else frozenset(),
         is_mirror=MIRROR_ANNOTATION in annotations,

@@ -12,8 +12,8 @@ only then what blocks (not replicated, kube-system, safe-to-evict=false, local
 storage, PDB). So ``safe-to-evict: "true"`` overrides local storage and a missing
 controller does not, as upstream.
 
-Upstream's OnCompletion rule (``safe-to-evict-on-completion`` annotation, newer CA
-releases) is not modelled: the snapshot model does not carry that annotation.
+Upstream's OnCompletion rule (``safe-to-evict: "on-completion"``) comes after Terminal:
+such a pod is waited for, never evicted or rescheduled, so planning leaves it alone.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "LongTerminating",
     "Mirror",
     "NotSafeToEvict",
+    "OnCompletion",
     "Pdb",
     "ReplicaCount",
     "Replicated",
@@ -193,6 +194,15 @@ class Terminal:
         return DRAIN if terminal else UNDEFINED
 
 
+class OnCompletion:
+    """``safe-to-evict: "on-completion"``: the pod finishes on its own; nothing to move."""
+
+    name = "OnCompletion"
+
+    def drainable(self, ctx: DrainContext, pod: Pod) -> Outcome:
+        return _SKIP if pod.evict_on_completion else UNDEFINED
+
+
 class Replicated:
     """A pod nobody would recreate blocks its node (``NotReplicated``).
 
@@ -305,6 +315,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     DaemonSet(),
     SafeToEvict(),
     Terminal(),
+    OnCompletion(),
     Replicated(),
     System(),
     NotSafeToEvict(),

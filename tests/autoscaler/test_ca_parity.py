@@ -181,3 +181,22 @@ def test_balanced_scale_up(max_a: int, max_b: int, pending: int, expected: dict[
 ])
 def test_split_between(groups: dict[str, tuple[int, int]], delta: int, expected: dict[str, int]) -> None:
     assert split_between(groups, delta) == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    pytest.param("true", "ScaleDownDisabledAnnotation", id="true"),
+    pytest.param("True", "removed", id="compared-exactly"),
+])
+def test_scale_down_disabled_annotation(value: str, expected: str) -> None:
+    annotated = node("w1", annotations={"cluster-autoscaler.kubernetes.io/scale-down-disabled": value})
+    objects = scaled_cluster(annotated, node("w2", "8"), group("g", "w1", "w2"), pod("busy", "5", "1Gi", "w2"))
+    assert verdict(objects)["w1"] == expected
+
+
+def test_similar_groups_ignore_pod_counts() -> None:
+    """Upstream's free resources carry no pod count: DaemonSet pods on one template only do not split them."""
+    objects = _similar_groups(5, 5, 4)
+    objects.pods.extend(pod(f"ds{i}", None, None, "a-1", owner=("DaemonSet", "agent")) for i in range(8))
+    objects.controllers[("DaemonSet", "default", "agent")] = controller("agent", "DaemonSet")
+    up = plan(objects, "--balance-similar-node-groups=true").scale_up
+    assert sorted(i.delta for i in up.increases) == [2, 2]

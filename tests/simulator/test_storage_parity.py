@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kube.convert import convert_node, convert_pod, convert_pvc
+from kube.convert import convert_node, convert_pod, convert_pv, convert_pvc
 from kube.model import Node, Pod
 from kube.names import HOSTNAME_LABEL
 from simulator.volumes import NodeMatcher
@@ -30,6 +30,7 @@ from tests.factories import (
     pod,
     pod_json,
     pv,
+    pv_json,
     pvc,
     pvc_json,
     storage_class,
@@ -209,3 +210,52 @@ def test_hugepages_are_fitted(existing: tuple[Pod, ...], subject: Pod, expected:
 def test_hugepages_in_node_resources() -> None:
     converted: Mapping[str, int] = dict(_hugepage_node("n1", "1Gi").allocatable.extended)
     assert converted == {"hugepages-1Gi": 0, "hugepages-2Mi": 2**30}
+
+
+# --- audit: VolumeZone, and VolumeBinding's PreFilter/Filter split -----------------------------------------
+
+BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+
+
+def _zoned_pv(labels: Mapping[str, str]) -> Any:
+    raw = pv_json("disk", "10Gi", "ebs", claim=("default", "c1"), driver="ebs.csi.aws.com")
+    raw["metadata"]["labels"] = dict(labels)
+    return convert_pv(raw)
+
+
+@pytest.mark.parametrize(("pv_labels", "node_labels", "expected"), [
+    pytest.param({ZONE: "a"}, {ZONE: "a"}, None, id="same-zone"),
+    pytest.param({ZONE: "a"}, {ZONE: "b"}, "node(s) had no available volume zone", id="other-zone"),
+    pytest.param({ZONE: "a__b"}, {ZONE: "b"}, None, id="multi-zone-value"),
+    pytest.param({BETA_ZONE: "a"}, {ZONE: "a"}, None, id="beta-pv-label-ga-node-label"),
+    pytest.param({ZONE: "a"}, {}, None, id="node-without-zone-labels"),
+    pytest.param({ZONE: "a"}, {"topology.kubernetes.io/region": "r"}, "node(s) had no available volume zone",
+                 id="node-with-region-only"),
+    pytest.param({ZONE: "a__"}, {ZONE: "b"}, None, id="malformed-value-ignored"),
+])
+def test_volume_zone(pv_labels: Mapping[str, str], node_labels: Mapping[str, str], expected: str | None) -> None:
+    objects = cluster(node("n1", labels=node_labels), _zoned_pv(pv_labels), pvc("c1", "10Gi", "ebs", volume="disk"))
+    subject = pod("p", claims=["c1"])
+    w = world(objects)
+    reason = w.checker.check(subject, w.plan(subject), w.idx("n1"))
+    assert (None if reason is None else reason.reason) == expected
+    assert (w.checker.find_node(subject, w.plan(subject)) is None) == (expected is not None)
+
+
+@pytest.mark.parametrize(("claim", "node_kw", "expected"), [
+    pytest.param(pvc("c1", "10Gi", "rok", volume="missing"), {},
+                 "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)", id="pv-missing"),
+    pytest.param(pvc("c1", "10Gi", "rok", volume="missing"), {"taints": [{"key": "k", "effect": "NoSchedule"}]},
+                 "node(s) had untolerated taint {k: }", id="pv-missing-is-a-filter-after-taints"),
+    pytest.param(pvc("c1", "10Gi", None), {}, "pod has unbound immediate PersistentVolumeClaims",
+                 id="no-class-is-immediate"),
+    pytest.param(pvc("c1", "10Gi", "manual"), {"taints": [{"key": "k", "effect": "NoSchedule"}]},
+                 "node(s) had untolerated taint {k: }", id="no-provisioner-is-a-filter-after-taints"),
+])
+def test_volume_binding_stages(claim: Any, node_kw: dict[str, Any], expected: str) -> None:
+    objects = cluster(node("n1", **node_kw), storage_class("rok", LOCAL),
+                      storage_class("manual", "kubernetes.io/no-provisioner"), claim)
+    subject = pod("p", claims=["c1"])
+    w = world(objects)
+    reason = w.checker.check(subject, w.plan(subject), w.idx("n1"))
+    assert reason is not None and reason.reason == expected
