@@ -67,12 +67,18 @@ def pod_scheduling(spec: Json, namespace: str, memos: Memos | None = None,
     selector = spec.get("nodeSelector")
     affinity = spec.get("affinity")
     tolerations = spec.get("tolerations")
-    containers = _port_containers(spec)
-    ports = any(p.get("hostPort") for _, c in containers for p in c.get("ports") or ())
+    ports = False
+    for c in spec.get("containers") or ():
+        for p in c.get("ports") or ():
+            if p.get("hostPort"):
+                ports = True
+    if not ports and spec.get("initContainers"):
+        ports = any(p.get("hostPort") for _, c in _port_containers(spec) for p in c.get("ports") or ())
     spread = spec.get("topologySpreadConstraints")
     if not (selector or affinity or tolerations or ports or spread):
         return EMPTY_SCHEDULING
     label_keys = tuple(sorted({str(k) for c in spread or () for k in c.get("matchLabelKeys") or ()}))
+    containers = _port_containers(spec) if ports else []
     key = (namespace, _freeze(selector), _freeze(affinity), _freeze(tolerations),
            ports and _freeze([c for _, c in containers]), _freeze(spread),
            tuple(labels.get(k) for k in label_keys))
