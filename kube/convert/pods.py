@@ -30,6 +30,8 @@ DAEMONSET_POD_ANNOTATION = "cluster-autoscaler.kubernetes.io/daemonset-pod"
 __all__ = ["convert_pod", "pod_scheduling"]
 
 _EMPTY: dict[str, str] = {}
+#: Shared by every pod without such names: an empty frozenset per pod costs 30 MB at 150,000 pods.
+_NO_NAMES: frozenset[str] = frozenset()
 def _freeze(value: Any) -> Any:
     if isinstance(value, dict):
         return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
@@ -173,7 +175,7 @@ def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | No
     namespace = meta.get("namespace") or namespace_default
     annotations = meta.get("annotations") or _EMPTY
     claims: tuple[str, ...] = ()
-    ephemeral: frozenset[str] = frozenset()
+    ephemeral = _NO_NAMES
     local: tuple[tuple[str, VolumeSource], ...] = ()
     volumes = spec.get("volumes")
     if volumes:
@@ -192,7 +194,9 @@ def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | No
                 # The ephemeral volume controller names the claim <pod>-<volume>.
                 ephemeral_list.append(f"{meta.get('name')}-{v.get('name')}")
                 claim_list.append(ephemeral_list[-1])
-        claims, local, ephemeral = tuple(claim_list), tuple(local_list), frozenset(ephemeral_list)
+        claims, local = tuple(claim_list), tuple(local_list)
+        if ephemeral_list:
+            ephemeral = frozenset(ephemeral_list)
     marked = False
     for cond in status.get("conditions") or ():
         if cond.get("type") == "PodScheduled":
@@ -226,7 +230,7 @@ def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | No
         safe_to_evict=True if safe == "true" else False if safe == "false" else None,
         evict_on_completion=safe == "on-completion",
         # Split on commas and nothing else, as upstream: " data" names no volume.
-        safe_to_evict_local_volumes=frozenset(str(safe_local).split(",")) if safe_local else frozenset(),
+        safe_to_evict_local_volumes=frozenset(str(safe_local).split(",")) if safe_local else _NO_NAMES,
         is_mirror=MIRROR_ANNOTATION in annotations,
         marked_unschedulable=marked,
         daemonset_annotation=annotations.get(DAEMONSET_POD_ANNOTATION) == "true",

@@ -124,7 +124,7 @@ class ReplicaCount:
         if not ctx.skip_custom_controller_pods or owner is None:
             return UNDEFINED
         kind = owner.kind
-        if kind != "ReplicationController" and pod.is_daemonset:
+        if kind == "DaemonSet" or (pod.daemonset_annotation and kind != "ReplicationController"):
             if kind != "DaemonSet" or _api_group(owner.api_version) not in ("", "apps"):
                 return UNDEFINED
             if ("DaemonSet", pod.namespace, owner.name) not in ctx.controllers:
