@@ -12,6 +12,7 @@ Two ways in, one set of rules:
   and returns the first failure as an ``Unschedulable`` value, for reasons in
   ``stillUnschedulable``, events and tests.
 
+Inter-pod affinity and topology spread live in ``podtopology.py``.
 ``tests/simulator/test_predicates.py`` (``test_fast_path_agrees_with_check``) checks that both agree.
 """
 
@@ -26,14 +27,12 @@ import numpy as np
 from kube.model import (
     NodeSelector,
     Pod,
-    PodAffinityTerm,
     PodScheduling,
     Requirement,
-    SpreadConstraint,
     Taint,
-    Toleration,
 )
 from kube.names import HOSTNAME_LABEL
+from simulator.podtopology import PodTopology, pod_topology, tolerated, topology_reason, untolerated_taint
 from simulator.snapshot import BoolArray, ClusterSnapshot
 from simulator.volumes import (
     REASON_BIND_CONFLICT,
@@ -44,7 +43,7 @@ from simulator.volumes import (
     zone_reason,
 )
 
-__all__ = ["PredicateChecker", "Unschedulable"]
+__all__ = ["PredicateChecker", "Unschedulable", "untolerated_taint"]
 
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
@@ -58,53 +57,6 @@ class Unschedulable:
 
     def __str__(self) -> str:
         return self.reason
-
-
-def _tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
-    return any(t.tolerates(taint) for t in tolerations)
-
-
-def untolerated_taint(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
-    for taint in taints:
-        if taint.effect in ("NoSchedule", "NoExecute") and not _tolerated(taint, tolerations):
-            return taint
-    return None
-
-
-def _namespaces_match(term: PodAffinityTerm, namespace: str, ns_labels: Mapping[str, Mapping[str, str]],
-                      incoming: bool) -> bool:
-    """Whether a term's namespaces (list or selector) include ``namespace``.
-
-    kube-scheduler turns the incoming pod's non-empty namespace selectors into a list of
-    the namespaces that exist and match (``mergeAffinityTermNamespacesIfNotEmpty``), so
-    for ``incoming`` terms a namespace absent from the snapshot matches only ``{}``. An
-    existing pod's terms are matched against the labels of the incoming pod's namespace,
-    empty when it is absent.
-    """
-    if namespace in term.namespaces:
-        return True
-    selector = term.namespace_selector
-    if selector is None:
-        return False
-    if selector.everything:
-        return True
-    labels = ns_labels.get(namespace)
-    if labels is None:
-        if incoming:
-            return False
-        labels = {}
-    return selector.matches(labels)
-
-
-def term_matches(term: PodAffinityTerm, pod: Pod, ns_labels: Mapping[str, Mapping[str, str]],
-                 incoming: bool = True) -> bool:
-    """Does ``pod`` match an (anti-)affinity term's selector and namespaces?
-
-    ``incoming``: the term is the pod being scheduled's own (see ``_namespaces_match``).
-    """
-    if term.selector is None or not _namespaces_match(term, pod.namespace, ns_labels, incoming):
-        return False
-    return term.selector.matches(pod.labels)
 
 
 def parse_failure(error: str) -> Unschedulable:
@@ -177,16 +129,6 @@ class _LabelIndex:
         return mask
 
 
-@dataclass(slots=True)
-class _PodTopology:
-    """Per-call view of pods in topology domains, for affinity and spread checks."""
-
-    affinity_domains: list[tuple[str, set[str] | None]]  # (key, values with a match) None: self-match
-    anti_domains: list[tuple[str, set[str]]]
-    existing_anti: list[tuple[str, set[str]]]
-    spread: list[tuple[SpreadConstraint, dict[str, int], int, bool]]
-
-
 class PredicateChecker:
     """kube-scheduler's filters over a ``ClusterSnapshot``, storage-aware through ``VolumeIndex``."""
 
@@ -225,7 +167,7 @@ class PredicateChecker:
             self._static_keep.append(sched)
             return mask
         for (taints, unschedulable), idxs in self._taint_groups.items():
-            if unschedulable and not _tolerated(UNSCHEDULABLE_TAINT, sched.tolerations):
+            if unschedulable and not tolerated(UNSCHEDULABLE_TAINT, sched.tolerations):
                 continue
             if untolerated_taint(taints, sched.tolerations) is None:
                 mask[idxs] = True
@@ -242,7 +184,7 @@ class PredicateChecker:
         node = self.snapshot.nodes[idx]
         if sched.parse_error is not None:
             return parse_failure(sched.parse_error)
-        if node.unschedulable and not _tolerated(UNSCHEDULABLE_TAINT, sched.tolerations):
+        if node.unschedulable and not tolerated(UNSCHEDULABLE_TAINT, sched.tolerations):
             return Unschedulable("NodeUnschedulable", "node(s) were unschedulable")
         if pod is not None and pod.node_name and pod.node_name != node.name:
             return Unschedulable("NodeName", "node(s) didn't match the requested node name")
@@ -360,7 +302,7 @@ class PredicateChecker:
         self.snapshot.add_pod(pod, idx, self.local_bytes_on(pod, plan, idx))
 
     # --- per-node filters -------------------------------------------------------------
-    def _node_checks(self, pod: Pod, plan: VolumePlan, idx: int, topo: _PodTopology | None) -> Unschedulable | None:
+    def _node_checks(self, pod: Pod, plan: VolumePlan, idx: int, topo: PodTopology | None) -> Unschedulable | None:
         snap = self.snapshot
         node = snap.nodes[idx]
         if pod.scheduling.host_ports:
@@ -394,115 +336,21 @@ class PredicateChecker:
             return self._topology_check(node.labels, topo)
         return None
 
-    def _topology(self, pod: Pod) -> _PodTopology:
-        """Domains that pods already occupy, for this pod's (anti-)affinity and spread.
-
-        As kube-scheduler's InterPodAffinity PreFilter: an existing pod counts for the
-        affinity terms only if it matches **all** of them; the first pod of a group may
-        go anywhere its terms' topology keys exist when no pod matches them all and it
-        matches them all itself. Anti-affinity terms count pods term by term.
-        """
-        snap = self.snapshot
-        ns = self.namespaces
-        sched = pod.scheduling
-        terms = sched.affinity
-        found: list[set[str]] = [set() for _ in terms]
-        counted = False
-        if terms:
-            for idx, other in snap.iter_pods():
-                if all(term_matches(t, other, ns) for t in terms):
-                    labels = snap.nodes[idx].labels
-                    for k, term in enumerate(terms):
-                        value = labels.get(term.topology_key)
-                        if value is not None:
-                            found[k].add(value)
-                            counted = True
-        affinity: list[tuple[str, set[str] | None]] = [(t.topology_key, found[k]) for k, t in enumerate(terms)]
-        if terms and not counted and all(term_matches(t, pod, ns) for t in terms):
-            affinity = [(key, None) for key, _ in affinity]
-        anti: list[tuple[str, set[str]]] = []
-        for term in sched.anti_affinity:
-            domains: set[str] = set()
-            for idx, other in snap.iter_pods():
-                if term_matches(term, other, ns):
-                    value = snap.nodes[idx].labels.get(term.topology_key)
-                    if value is not None:
-                        domains.add(value)
-            anti.append((term.topology_key, domains))
-        existing: dict[str, set[str]] = {}
-        for idx, other in snap.anti_affinity_pods:
-            if not snap.enabled[idx]:
-                continue
-            for term in other.scheduling.anti_affinity:
-                if term_matches(term, pod, ns, incoming=False):
-                    value = snap.nodes[idx].labels.get(term.topology_key)
-                    if value is not None:
-                        existing.setdefault(term.topology_key, set()).add(value)
-        spread = [self._spread_counts(pod, c, sched.spread) for c in sched.spread]
-        return _PodTopology(affinity, anti, list(existing.items()), spread)
-
-    def _spread_counts(self, pod: Pod, c: SpreadConstraint, constraints: tuple[SpreadConstraint, ...]
-                       ) -> tuple[SpreadConstraint, dict[str, int], int, bool]:
-        """Matching pods per domain of one constraint (kube-scheduler's PodTopologySpread PreFilter).
-
-        A node counts only if it has every constraint's topology key and passes the
-        constraint's node inclusion policies; terminating pods and pods of other
-        namespaces are not counted.
-        """
-        snap = self.snapshot
-        counts: dict[str, int] = {}
-        keys = [other.topology_key for other in constraints]
-        for idx in range(snap.count):
-            if not snap.enabled[idx]:
-                continue
-            node = snap.nodes[idx]
-            labels = node.labels
-            if any(key not in labels for key in keys):
-                continue
-            value = labels[c.topology_key]
-            if c.node_affinity_policy == "Honor" and self._static_affinity_fails(pod.scheduling, idx):
-                continue
-            if c.node_taints_policy == "Honor" and untolerated_taint(node.taints, pod.scheduling.tolerations):
-                continue
-            count = counts.get(value, 0)
-            if c.selector is not None:
-                for other in snap.pods_on[idx]:
-                    if other.deleted is None and other.namespace == pod.namespace and c.selector.matches(other.labels):
-                        count += 1
-            counts[value] = count
-        minimum = min(counts.values()) if counts else 0
-        if len(counts) < c.min_domains:
-            minimum = 0
-        self_match = c.selector is not None and c.selector.matches(pod.labels)
-        return c, counts, minimum, self_match
-
     def _static_affinity_fails(self, sched: PodScheduling, idx: int) -> bool:
         node = self.snapshot.nodes[idx]
         if any(node.labels.get(k) != v for k, v in sched.node_selector):
             return True
         return sched.required_affinity is not None and not sched.required_affinity.matches(node.labels, node.name)
 
+    def _topology(self, pod: Pod) -> PodTopology:
+        return pod_topology(self.snapshot, self.namespaces, pod,
+                            lambda idx: self._static_affinity_fails(pod.scheduling, idx))
+
     @staticmethod
-    def _topology_check(labels: Mapping[str, str], topo: _PodTopology) -> Unschedulable | None:
-        """PodTopologySpread, then InterPodAffinity (affinity, anti-affinity, existing pods'), in that order."""
-        for c, counts, minimum, self_match in topo.spread:
-            value = labels.get(c.topology_key)
-            if value is None:
-                return Unschedulable("PodTopologySpread", "node(s) didn't match pod topology spread constraints "
-                                                          "(missing required label)")
-            if counts.get(value, 0) + int(self_match) - minimum > c.max_skew:
-                return Unschedulable("PodTopologySpread", "node(s) didn't match pod topology spread constraints")
-        for key, affinity_domains in topo.affinity_domains:
-            value = labels.get(key)
-            if value is None or (affinity_domains is not None and value not in affinity_domains):
-                return Unschedulable("InterPodAffinity", "node(s) didn't match pod affinity rules")
-        for key, domains in topo.anti_domains:
-            if labels.get(key) in domains:
-                return Unschedulable("InterPodAffinity", "node(s) didn't match pod anti-affinity rules")
-        for key, domains in topo.existing_anti:
-            if labels.get(key) in domains:
-                return Unschedulable("InterPodAffinity", "node(s) didn't satisfy existing pods anti-affinity rules")
-        return None
+    def _topology_check(labels: Mapping[str, str], topo: PodTopology) -> Unschedulable | None:
+        """PodTopologySpread, then InterPodAffinity, as ``topology_reason`` says."""
+        found = topology_reason(labels, topo)
+        return None if found is None else Unschedulable(*found)
 
     # --- one node, in kube-scheduler's order, with a reason -------------------------------
     def check(self, pod: Pod, plan: VolumePlan, idx: int) -> Unschedulable | None:
