@@ -26,6 +26,10 @@ from simulator.utilization import Utilization, is_long_terminating, node_utiliza
 
 __all__ = ["Candidate", "GroupBudget", "check_eligibility"]
 
+#: Upstream ``--scale-down-gpu-utilization-threshold``'s default: GPU nodes are judged by
+#: GPU use against it (the flag itself is not offered yet).
+GPU_UTILIZATION_THRESHOLD = 0.5
+
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -83,10 +87,10 @@ def check_eligibility(sim: LoopContext, memory: ScaleDownMemory) -> tuple[list[C
         if util.error is not None:
             unremovable.append(Unremovable(name, "UnexpectedError", f"utilization: {util.error}"))
             continue
-        if sd.mode == "per-node" and util.value > sd.utilization_threshold:
+        threshold = sd.utilization_threshold if util.gpu is None else GPU_UTILIZATION_THRESHOLD
+        if sd.mode == "per-node" and util.value > threshold:
             unremovable.append(Unremovable(
-                name, "NotUnderutilized",
-                f"{util.resource} utilization {util.value:.2f} > {sd.utilization_threshold:g}"))
+                name, "NotUnderutilized", f"{util.resource} utilization {util.value:.2f} > {threshold:g}"))
             continue
         if util.storage is not None and util.storage > sd.storage_utilization_threshold:
             unremovable.append(Unremovable(

@@ -200,3 +200,17 @@ def test_similar_groups_ignore_pod_counts() -> None:
     objects.controllers[("DaemonSet", "default", "agent")] = controller("agent", "DaemonSet")
     up = plan(objects, "--balance-similar-node-groups=true").scale_up
     assert sorted(i.delta for i in up.increases) == [2, 2]
+
+
+@pytest.mark.parametrize(("gpu_request", "cpu", "expected"), [
+    pytest.param("1", "100m", "removed", id="half-the-gpus-is-at-threshold"),
+    pytest.param("2", "100m", "NotUnderutilized", id="all-gpus-used"),
+    pytest.param("0", "3", "removed", id="gpu-node-judged-by-gpu-alone"),
+])
+def test_gpu_nodes_are_judged_by_gpu_use(gpu_request: str, cpu: str, expected: str) -> None:
+    gpu_node = node("w1", extended={"nvidia.com/gpu": "2"})
+    busy_gpu_node = node("w2", "8", extended={"nvidia.com/gpu": "4"})
+    objects = scaled_cluster(gpu_node, busy_gpu_node, group("g", "w1", "w2"),
+                             pod("train", cpu, "1Gi", "w1", extended={"nvidia.com/gpu": gpu_request}),
+                             pod("busy", "5", "1Gi", "w2", extended={"nvidia.com/gpu": "3"}))
+    assert verdict(objects)["w1"] == expected
