@@ -39,7 +39,8 @@ REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 REASON_ZONE_CONFLICT = "node(s) had no available volume zone"
 
-#: VolumeZone's labels, and the GA label a node may carry instead of a PV's beta one.
+#: VolumeZone's labels (the converter reads the same ones off PVs), and the GA label a
+#: node may carry instead of a PV's beta one.
 ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
                "topology.kubernetes.io/zone", "topology.kubernetes.io/region")
 _GA_LABEL = {"failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
@@ -62,7 +63,7 @@ class VolumePlan:
     #: Set when no node can satisfy the volumes (reason, e.g. an unbound Immediate claim).
     error: str | None = None
     #: Set when VolumeBinding's filter (not its PreFilter) refuses every node: a claim
-    #: bound to a PV that does not exist.
+    #: bound to a PV that does not exist, or one with no PV to bind and no provisioner.
     node_error: str | None = None
     #: Zone/region labels of the bound PVs (VolumeZone): key -> allowed values.
     zones: tuple[tuple[str, frozenset[str]], ...] = ()

@@ -1,10 +1,12 @@
 """Which nodes may be considered for removal at all, in upstream CA's order.
 
-Being deleted, the ``scale-down-disabled`` annotation, not autoscaled, unready
+Being deleted, the ``scale-down-disabled`` annotation, not autoscaled, utilization
+that cannot be computed (no cpu or memory allocatable: ``UnexpectedError``), unready
 handling (``--scale-down-unready-enabled``; a negative ``--scale-down-unready-time``
-keeps unready nodes forever, since their local data would be lost), then
-utilization: max(CPU, memory) above ``--scale-down-utilization-threshold`` (CA >= 1.36
-compares ``utilization > threshold``: a node exactly at it is a candidate), or, storage-aware, storage utilization above
+keeps unready nodes forever, since their local data would be lost), then utilization:
+max(CPU, memory), or GPU use on GPU nodes, above ``--scale-down-utilization-threshold``
+(CA >= 1.36 compares ``utilization > threshold``: a node exactly at it is a candidate),
+or, storage-aware, storage utilization above
 ``--scale-down-storage-utilization-threshold``, means ``NotUnderutilized``.
 
 ``GroupBudget`` then keeps each group above its min size and the cluster above the
@@ -71,6 +73,14 @@ def check_eligibility(sim: LoopContext, memory: ScaleDownMemory) -> tuple[list[C
         if state.group is None:
             unremovable.append(Unremovable(name, "NotAutoscaled", "the node belongs to no node group"))
             continue
+        # Upstream computes utilization before the unready checks; failing to is UnexpectedError.
+        util = node_utilization(state.node, sim.pods_by_node.get(name, ()), sim.now,
+                                ignore_daemonsets=sd.ignore_daemonsets_utilization,
+                                ignore_mirror=sd.ignore_mirror_pods_utilization,
+                                storage_aware=sim.options.storage_aware)
+        if util.error is not None:
+            unremovable.append(Unremovable(name, "UnexpectedError", f"utilization: {util.error}"))
+            continue
         unready = state.readiness is Readiness.UNREADY
         if unready and not sd.unready_enabled:
             unremovable.append(Unremovable(name, "ScaleDownUnreadyDisabled"))
@@ -79,13 +89,6 @@ def check_eligibility(sim: LoopContext, memory: ScaleDownMemory) -> tuple[list[C
             unremovable.append(Unremovable(
                 name, "NotUnreadyLongEnough",
                 "unready nodes are never removed (--scale-down-unready-time is negative): local data would be lost"))
-            continue
-        util = node_utilization(state.node, sim.pods_by_node.get(name, ()), sim.now,
-                                ignore_daemonsets=sd.ignore_daemonsets_utilization,
-                                ignore_mirror=sd.ignore_mirror_pods_utilization,
-                                storage_aware=sim.options.storage_aware)
-        if util.error is not None:
-            unremovable.append(Unremovable(name, "UnexpectedError", f"utilization: {util.error}"))
             continue
         threshold = sd.utilization_threshold if util.gpu is None else GPU_UTILIZATION_THRESHOLD
         if sd.mode == "per-node" and util.value > threshold:
