@@ -38,6 +38,8 @@ REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind
 REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 REASON_ZONE_CONFLICT = "node(s) had no available volume zone"
+REASON_RWOP_CONFLICT = ("node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "
+                        "access mode")
 
 #: VolumeZone's labels (the converter reads the same ones off PVs), and the GA label a
 #: node may carry instead of a PV's beta one.
@@ -121,6 +123,8 @@ class VolumeIndex:
     storage_aware: bool = True
     _available: dict[str | None, list[PersistentVolume]] = field(default_factory=dict)
     _cache: dict[tuple[str, str, bool], VolumePlan] = field(default_factory=dict)
+    #: ReadWriteOncePod claims -> refs of the scheduled pods that use them.
+    _rwop_users: dict[tuple[str, str], set[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for pv in self.objects.volumes.values():
@@ -128,6 +132,13 @@ class VolumeIndex:
                 self._available.setdefault(pv.storage_class, []).append(pv)
         for pvs in self._available.values():
             pvs.sort(key=lambda v: (v.capacity, v.name))
+        rwop = {key for key, claim in self.objects.claims.items() if "ReadWriteOncePod" in claim.access_modes}
+        if rwop:
+            for pod in self.objects.pods:
+                if pod.node_name and not pod.is_terminal:
+                    for name in pod.claims:
+                        if (pod.namespace, name) in rwop:
+                            self._rwop_users.setdefault((pod.namespace, name), set()).add(pod.ref)
 
     def is_local_class(self, class_name: str | None) -> bool:
         sc = self.objects.storage_classes.get(class_name or "")
@@ -168,6 +179,10 @@ class VolumeIndex:
             claim = self.claim_of(pod, name)
             if claim is None:
                 return VolumePlan(error=f'persistentvolumeclaim "{name}" not found')
+            users = self._rwop_users.get((pod.namespace, name))
+            if users and users - {pod.ref}:
+                # VolumeRestrictions: a ReadWriteOncePod claim another pod already uses.
+                return VolumePlan(error=REASON_RWOP_CONFLICT)
             if name in pod.ephemeral_claims and (claim.controller_uid is None or claim.controller_uid != pod.uid):
                 # A generic ephemeral volume's claim must be the pod's own (upstream
                 # ephemeral.VolumeIsForPod): one of the same name made by someone else

@@ -259,3 +259,21 @@ def test_volume_binding_stages(claim: Any, node_kw: dict[str, Any], expected: st
     w = world(objects)
     reason = w.checker.check(subject, w.plan(subject), w.idx("n1"))
     assert reason is not None and reason.reason == expected
+
+
+@pytest.mark.parametrize(("modes", "other_user", "expected"), [
+    pytest.param(("ReadWriteOncePod",), True, "node has pod using PersistentVolumeClaim with the same name and "
+                 "ReadWriteOncePod access mode", id="rwop-in-use"),
+    pytest.param(("ReadWriteOncePod",), False, None, id="rwop-free"),
+    pytest.param(("ReadWriteOnce",), True, None, id="rwo-shared-on-the-node"),
+])
+def test_read_write_once_pod(modes: tuple[str, ...], other_user: bool, expected: str | None) -> None:
+    objects = cluster(node("n1"), storage_class("lvm", "topolvm.io"),
+                      convert_pvc(pvc_json("c1", "10Gi", "lvm", volume="disk", access_modes=modes)),
+                      pv("disk", "10Gi", "lvm", driver="topolvm.io", claim=("default", "c1"), access_modes=modes))
+    if other_user:
+        objects.pods.append(pod("first", node="n1", claims=["c1"]))
+    subject = pod("second", claims=["c1"])
+    w = world(objects)
+    reason = w.checker.check(subject, w.plan(subject), w.idx("n1"))
+    assert (None if reason is None else reason.reason) == expected
