@@ -32,6 +32,8 @@ __all__ = ["convert_pod", "pod_scheduling"]
 _EMPTY: dict[str, str] = {}
 #: Shared by every pod without such names: an empty frozenset per pod costs 30 MB at 150,000 pods.
 _NO_NAMES: frozenset[str] = frozenset()
+
+
 def _freeze(value: Any) -> Any:
     if isinstance(value, dict):
         return tuple(sorted((k, _freeze(v)) for k, v in value.items()))
