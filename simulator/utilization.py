@@ -69,6 +69,8 @@ def storage_utilization(node: Node) -> float | None:
 
 def node_utilization(node: Node, pods: Iterable[Pod], now: float, *, ignore_daemonsets: bool = False,
                      ignore_mirror: bool = False, storage_aware: bool = True) -> Utilization:
+    alloc = node.allocatable
+    gpus = alloc.get_extended(GPU_RESOURCE) if alloc.extended else 0
     cpu = memory = gpu = ignored_cpu = ignored_memory = ignored_gpu = 0
     for pod in pods:
         req = pod.requests
@@ -76,15 +78,15 @@ def node_utilization(node: Node, pods: Iterable[Pod], now: float, *, ignore_daem
             # Upstream takes these out of allocatable whether or not they are terminating.
             ignored_cpu += req.cpu
             ignored_memory += req.memory
-            ignored_gpu += req.get_extended(GPU_RESOURCE) if req.extended else 0
+            if gpus:
+                ignored_gpu += req.get_extended(GPU_RESOURCE)
             continue
         if is_long_terminating(pod, now):
             continue
         cpu += req.cpu
         memory += req.memory
-        gpu += req.get_extended(GPU_RESOURCE) if req.extended else 0
-    alloc = node.allocatable
-    gpus = alloc.get_extended(GPU_RESOURCE) if alloc.extended else 0
+        if gpus:
+            gpu += req.get_extended(GPU_RESOURCE)
     if gpus > 0:
         # Upstream ``utilization.Calculate``: GPU nodes are judged by GPU use alone
         # (against --scale-down-gpu-utilization-threshold).

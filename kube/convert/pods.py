@@ -175,6 +175,7 @@ def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | No
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
     namespace = meta.get("namespace") or namespace_default
+    labels = meta.get("labels") or _EMPTY
     annotations = meta.get("annotations") or _EMPTY
     claims: tuple[str, ...] = ()
     ephemeral = _NO_NAMES
@@ -214,12 +215,12 @@ def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | No
         namespace=namespace,
         name=str(meta.get("name") or ""),
         uid=str(meta.get("uid") or ""),
-        labels=meta.get("labels") or _EMPTY,
+        labels=labels,
         owner=_controller_ref(meta, memos),
         node_name=str(spec.get("nodeName") or ""),
         phase=str(status.get("phase") or "Pending"),
         requests=pod_requests(spec, memos.requests if memos is not None else None),
-        scheduling=pod_scheduling(spec, namespace, memos, meta.get("labels") or _EMPTY),
+        scheduling=pod_scheduling(spec, namespace, memos, labels),
         claims=claims,
         local_volumes=local,
         priority=int(priority) if priority is not None else 0,
@@ -237,7 +238,7 @@ def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | No
         marked_unschedulable=marked,
         daemonset_annotation=annotations.get(DAEMONSET_POD_ANNOTATION) == "true",
         ephemeral_claims=ephemeral,
-        restart_policy=str(spec.get("restartPolicy") or "Always"),
+        restart_policy=spec.get("restartPolicy") or "Always",
     )
 
 
