@@ -162,6 +162,9 @@ class ScaleDownOptions:
     skip_nodes_with_custom_controller_pods: bool = True
     #: ``--min-replica-count``: replicated pods of controllers with fewer replicas block scale-down.
     min_replica_count: int = 0
+    #: ``--blocking-system-pod-distruption-timeout`` (upstream's spelling), in seconds: a
+    #: kube-system pod without a PDB stops blocking scale-down once it is older than this.
+    blocking_system_pod_disruption_seconds: float = 3600.0
     ignore_daemonsets_utilization: bool = False
     ignore_mirror_pods_utilization: bool = False
     #: ``--scale-down-simulation-timeout`` (s).
@@ -227,6 +230,8 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     add("--skip-nodes-with-custom-controller-pods", type=_bool, nargs="?", const=True,
         default=d_down.skip_nodes_with_custom_controller_pods)
     add("--min-replica-count", type=_non_negative_int, default=d_down.min_replica_count)
+    add("--blocking-system-pod-distruption-timeout", type=_duration_arg,
+        default=d_down.blocking_system_pod_disruption_seconds)
     add("--ignore-daemonsets-utilization", type=_bool, nargs="?", const=True,
         default=d_down.ignore_daemonsets_utilization)
     add("--ignore-mirror-pods-utilization", type=_bool, nargs="?", const=True,
@@ -310,6 +315,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
             skip_nodes_with_local_storage=a["skip_nodes_with_local_storage"],
             skip_nodes_with_custom_controller_pods=a["skip_nodes_with_custom_controller_pods"],
             min_replica_count=a["min_replica_count"],
+            blocking_system_pod_disruption_seconds=a["blocking_system_pod_distruption_timeout"],
             ignore_daemonsets_utilization=a["ignore_daemonsets_utilization"],
             ignore_mirror_pods_utilization=a["ignore_mirror_pods_utilization"],
             simulation_timeout=a["scale_down_simulation_timeout"],

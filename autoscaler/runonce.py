@@ -6,6 +6,7 @@ frozen data; acting on it is the actuator's job.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
@@ -48,6 +49,17 @@ def _reports(sim: LoopContext) -> list[NodeReport]:
     return [NodeReport(s.name, s.group, s.node.ready, s.readiness, sim.utilization(s)) for s in sim.state.nodes]
 
 
+def _keep_placements(sim: LoopContext, scale_up: ScaleUpPlan) -> None:
+    """Scale-down sees the pending pods filter-out-schedulable fitted onto nodes as running there.
+
+    The snapshot already holds them; the per-node pod lists that drain rules and
+    utilization read get them too, bound to their node (upstream CA plans scale-down
+    on the same snapshot, so a node a pending pod was just fitted onto is not empty).
+    """
+    for pod, node in scale_up.placed:
+        sim.pods_by_node.setdefault(node, []).append(dataclasses.replace(pod, node_name=node))
+
+
 def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options, now: float, *,
              memory: ScaleDownMemory | None = None, steady_state: bool = False,
              template_cache: MutableMapping[str, TemplateNode] | None = None,
@@ -63,6 +75,7 @@ def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options,
     sim = build_context(objects, provider, options, now, template_cache, backed_off=backed_off)
     t1 = time.perf_counter()
     scale_up = plan_scale_up(sim)
+    _keep_placements(sim, scale_up)
     t2 = time.perf_counter()
     if scale_up.result is ScaleUpResult.SCALED_UP:
         scale_down = ScaleDownPlan.skipped("the loop scaled up", memory.unneeded_since)

@@ -10,6 +10,7 @@ snapshot holds ~150,000 pods, so they are kept small and shared where identical
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -48,6 +49,16 @@ UNBOUNDED_BYTES = 2**63 - 1
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
+_INT64 = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_int64(text: str) -> int | None:
+    """Go's ``strconv.ParseInt(text, 10, 64)``: no spaces, no underscores, in range."""
+    if not _INT64.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
+
 
 @dataclass(frozen=True, slots=True)
 class Resources:
@@ -57,7 +68,9 @@ class Resources:
     memory: int = 0
     ephemeral_storage: int = 0
     pods: int = 0
-    #: Extended resources (``nvidia.com/gpu``...), sorted by name.
+    #: Every other resource the scheduler fits as a scalar, sorted by name: extended
+    #: resources (``nvidia.com/gpu``...) and huge pages (``hugepages-2Mi``), as
+    #: kube-scheduler's ``NodeResourcesFit`` does.
     extended: tuple[tuple[str, int], ...] = ()
 
     def get_extended(self, name: str) -> int:
@@ -85,12 +98,13 @@ class Requirement:
             return self.key in labels
         if op == "DoesNotExist":
             return self.key not in labels
+        if op not in ("Gt", "Lt"):
+            return False  # an operator the API machinery does not know selects nothing
         value = labels.get(self.key)
-        if value is None or not self.values:
+        if value is None or len(self.values) != 1:
             return False
-        try:
-            have, want = int(value), int(self.values[0])
-        except ValueError:
+        have, want = parse_int64(value), parse_int64(self.values[0])
+        if have is None or want is None:
             return False
         return have > want if op == "Gt" else have < want
 
@@ -101,10 +115,13 @@ class NodeSelectorTerm:
 
     requirements: tuple[Requirement, ...] = ()
     fields: tuple[Requirement, ...] = ()
+    #: Why the API machinery would refuse to parse the term (then it selects nothing,
+    #: as component-helpers' lazy-error node selector does), or None.
+    error: str | None = None
 
     def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
-        if not self.requirements and not self.fields:
-            return False  # an empty term selects nothing (upstream nodeaffinity)
+        if self.error is not None or (not self.requirements and not self.fields):
+            return False  # an empty or unparsable term selects nothing (upstream nodeaffinity)
         if not all(r.matches(labels) for r in self.requirements):
             return False
         return all(r.matches({"metadata.name": node_name}) for r in self.fields)
@@ -125,9 +142,18 @@ class LabelSelector:
     """``matchLabels`` and ``matchExpressions`` ANDed; the empty selector matches all."""
 
     requirements: tuple[Requirement, ...] = ()
+    #: Why ``metav1.LabelSelectorAsSelector`` would fail on it (then it matches nothing), or None.
+    error: str | None = None
 
     def matches(self, labels: Mapping[str, str]) -> bool:
+        if self.error is not None:
+            return False
         return all(r.matches(labels) for r in self.requirements)
+
+    @property
+    def everything(self) -> bool:
+        """The empty selector ``{}``: every object (not the absent one, which is nothing)."""
+        return self.error is None and not self.requirements
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +177,9 @@ class Toleration:
             return False
         if self.operator == "Exists":
             return True
-        return self.value == taint.value
+        if self.operator in ("Equal", ""):
+            return self.value == taint.value
+        return False  # an operator the API does not know tolerates nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,9 +189,10 @@ class HostPort:
     port: int
 
     def conflicts(self, other: HostPort) -> bool:
-        if self.port != other.port or self.protocol != other.protocol:
+        if self.port <= 0 or self.port != other.port or self.protocol != other.protocol:
             return False
-        wildcard = ("", "0.0.0.0", "::")
+        # Upstream HostPortInfo: only 0.0.0.0 (or no IP) binds every address; "::" is one IP.
+        wildcard = ("", "0.0.0.0")
         return self.ip in wildcard or other.ip in wildcard or self.ip == other.ip
 
 
@@ -205,6 +234,9 @@ class PodScheduling:
     affinity: tuple[PodAffinityTerm, ...] = ()
     anti_affinity: tuple[PodAffinityTerm, ...] = ()
     spread: tuple[SpreadConstraint, ...] = ()
+    #: Set when a pod (anti-)affinity or topology spread selector cannot be parsed:
+    #: kube-scheduler then refuses the pod on every node.
+    parse_error: str | None = None
 
     @property
     def has_pod_constraints(self) -> bool:
@@ -248,13 +280,22 @@ class Pod:
     created: float | None = None
     deleted: float | None = None
     grace_seconds: int = 30
-    #: ``cluster-autoscaler.kubernetes.io/safe-to-evict``: True, False or unset.
+    #: ``cluster-autoscaler.kubernetes.io/safe-to-evict``: True ("true"), False ("false") or None.
     safe_to_evict: bool | None = None
+    #: ``safe-to-evict: "on-completion"``: left to finish, never evicted or rescheduled.
+    evict_on_completion: bool = False
     #: ``cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes``.
     safe_to_evict_local_volumes: frozenset[str] = frozenset()
     is_mirror: bool = False
     #: PodScheduled=False with reason Unschedulable: the scheduler gave up on it.
     marked_unschedulable: bool = False
+    #: ``cluster-autoscaler.kubernetes.io/daemonset-pod: "true"``: treated as a DaemonSet
+    #: pod whoever owns it (upstream ``pod_util.IsDaemonSetPod``).
+    daemonset_annotation: bool = False
+    #: Names in ``claims`` that come from generic ephemeral volumes: the pod must own them.
+    ephemeral_claims: frozenset[str] = frozenset()
+    #: ``spec.restartPolicy`` (Always when absent), for upstream's ``IsPodTerminal``.
+    restart_policy: str = "Always"
 
     @property
     def ref(self) -> str:
@@ -262,7 +303,7 @@ class Pod:
 
     @property
     def is_daemonset(self) -> bool:
-        return self.owner is not None and self.owner.kind == "DaemonSet"
+        return self.daemonset_annotation or (self.owner is not None and self.owner.kind == "DaemonSet")
 
     @property
     def is_terminal(self) -> bool:
@@ -303,6 +344,9 @@ class PersistentVolumeClaim:
     volume_name: str
     phase: str
     access_modes: tuple[str, ...] = ()
+    #: UID of the controlling owner (``ownerReferences[controller=true]``); None without one.
+    #: A generic ephemeral volume's claim belongs to the pod whose UID this is.
+    controller_uid: str | None = None
 
     @property
     def ref(self) -> str:
@@ -320,6 +364,9 @@ class PersistentVolume:
     access_modes: tuple[str, ...] = ()
     #: CSI driver name, or "local"/"hostPath" for in-tree node-bound sources, else "".
     driver: str = ""
+    #: Zone and region labels of the PV (kube-scheduler's VolumeZone): label key -> the
+    #: values it allows (``a__b`` lists several).
+    zones: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
 class BindingMode(Enum):

@@ -12,11 +12,13 @@ Two ways in, one set of rules:
   and returns the first failure as an ``Unschedulable`` value, for reasons in
   ``stillUnschedulable``, events and tests.
 
+Inter-pod affinity and topology spread live in ``podtopology.py``.
 ``tests/simulator/test_predicates.py`` (``test_fast_path_agrees_with_check``) checks that both agree.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -25,14 +27,12 @@ import numpy as np
 from kube.model import (
     NodeSelector,
     Pod,
-    PodAffinityTerm,
     PodScheduling,
     Requirement,
-    SpreadConstraint,
     Taint,
-    Toleration,
 )
 from kube.names import HOSTNAME_LABEL
+from simulator.podtopology import PodTopology, pod_topology, tolerated, topology_reason, untolerated_taint
 from simulator.snapshot import BoolArray, ClusterSnapshot, IntArray
 from simulator.volumes import (
     REASON_BIND_CONFLICT,
@@ -40,9 +40,10 @@ from simulator.volumes import (
     REASON_NOT_ENOUGH_SPACE,
     VolumeIndex,
     VolumePlan,
+    zone_reason,
 )
 
-__all__ = ["PredicateChecker", "Unschedulable"]
+__all__ = ["PredicateChecker", "Unschedulable", "untolerated_taint"]
 
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
@@ -58,30 +59,9 @@ class Unschedulable:
         return self.reason
 
 
-def _tolerated(taint: Taint, tolerations: tuple[Toleration, ...]) -> bool:
-    return any(t.tolerates(taint) for t in tolerations)
-
-
-def untolerated_taint(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
-    for taint in taints:
-        if taint.effect in ("NoSchedule", "NoExecute") and not _tolerated(taint, tolerations):
-            return taint
-    return None
-
-
-def _namespaces_match(term: PodAffinityTerm, namespace: str, ns_labels: Mapping[str, Mapping[str, str]]) -> bool:
-    if namespace in term.namespaces:
-        return True
-    if term.namespace_selector is not None:
-        return term.namespace_selector.matches(ns_labels.get(namespace, {}))
-    return False
-
-
-def term_matches(term: PodAffinityTerm, pod: Pod, ns_labels: Mapping[str, Mapping[str, str]]) -> bool:
-    """Does ``pod`` match an (anti-)affinity term's selector and namespaces?"""
-    if term.selector is None or not _namespaces_match(term, pod.namespace, ns_labels):
-        return False
-    return term.selector.matches(pod.labels)
+def parse_failure(error: str) -> Unschedulable:
+    """A pod whose selectors kube-scheduler cannot parse fits no node (its PreFilter fails)."""
+    return Unschedulable("InterPodAffinity", f"parsing pod: {error}")
 
 
 class _LabelIndex:
@@ -138,7 +118,7 @@ class _LabelIndex:
     def selector(self, selector: NodeSelector) -> BoolArray:
         mask = np.zeros(self.size, np.bool_)
         for term in selector.terms:
-            if not term.requirements and not term.fields:
+            if term.error is not None or (not term.requirements and not term.fields):
                 continue
             term_mask = np.ones(self.size, np.bool_)
             for req in term.requirements:
@@ -147,16 +127,6 @@ class _LabelIndex:
                 term_mask &= self.requirement(req)
             mask |= term_mask
         return mask
-
-
-@dataclass(slots=True)
-class _PodTopology:
-    """Per-call view of pods in topology domains, for affinity and spread checks."""
-
-    affinity_domains: list[tuple[str, set[str] | None]]  # (key, values with a match) None: self-match
-    anti_domains: list[tuple[str, set[str]]]
-    existing_anti: list[tuple[str, set[str]]]
-    spread: list[tuple[SpreadConstraint, dict[str, int], int, bool]]
 
 
 class PredicateChecker:
@@ -193,8 +163,12 @@ class PredicateChecker:
             return cached
         size = self.snapshot.base_count
         mask = np.zeros(size, np.bool_)
+        if sched.parse_error is not None:
+            self._static_cache[key] = mask
+            self._static_keep.append(sched)
+            return mask
         for (taints, unschedulable), idxs in self._taint_groups.items():
-            if unschedulable and not _tolerated(UNSCHEDULABLE_TAINT, sched.tolerations):
+            if unschedulable and not tolerated(UNSCHEDULABLE_TAINT, sched.tolerations):
                 continue
             if untolerated_taint(taints, sched.tolerations) is None:
                 mask[idxs] = True
@@ -206,10 +180,15 @@ class PredicateChecker:
         self._static_keep.append(sched)  # keep id() stable for the cache's lifetime
         return mask
 
-    def _static_one(self, sched: PodScheduling, idx: int) -> Unschedulable | None:
+    def _static_one(self, sched: PodScheduling, idx: int, pod: Pod | None = None) -> Unschedulable | None:
+        """NodeUnschedulable, NodeName (when ``pod`` is given), TaintToleration, NodeAffinity, in order."""
         node = self.snapshot.nodes[idx]
-        if node.unschedulable and not _tolerated(UNSCHEDULABLE_TAINT, sched.tolerations):
+        if sched.parse_error is not None:
+            return parse_failure(sched.parse_error)
+        if node.unschedulable and not tolerated(UNSCHEDULABLE_TAINT, sched.tolerations):
             return Unschedulable("NodeUnschedulable", "node(s) were unschedulable")
+        if pod is not None and pod.node_name and pod.node_name != node.name:
+            return Unschedulable("NodeName", "node(s) didn't match the requested node name")
         taint = untolerated_taint(node.taints, sched.tolerations)
         if taint is not None:
             return Unschedulable("TaintToleration",
@@ -255,7 +234,7 @@ class PredicateChecker:
         snap = self.snapshot
         n = snap.count
         base = snap.base_count
-        if plan.error is not None or lo >= n:
+        if plan.error is not None or plan.node_error is not None or lo >= n:
             return np.zeros(max(0, n - lo), np.bool_)
         sched = pod.scheduling
         if lo < base:
@@ -294,13 +273,19 @@ class PredicateChecker:
             if value:
                 mask &= snap.extended_free(name)[lo:n] >= value
         if plan.local_bytes:
-            mask &= snap.free_local[lo:n] >= plan.local_bytes
+            live_bytes = plan.live_local_bytes
+            if live_bytes == plan.local_bytes or lo >= base:
+                mask &= snap.free_local[lo:n] >= plan.local_bytes
+            else:  # live (base) nodes leave published-capacity claims to CSIStorageCapacity
+                split = min(base, n) - lo
+                mask[:split] &= snap.free_local[lo:lo + split] >= live_bytes
+                mask[split:] &= snap.free_local[lo + split:n] >= plan.local_bytes
         return mask
 
     def needs_node_checks(self, pod: Pod, plan: VolumePlan) -> bool:
         sched = pod.scheduling
         return bool(sched.host_ports or sched.has_pod_constraints or plan.provision or plan.static
-                    or self.snapshot.anti_affinity_pods)
+                    or plan.capacity_checks or plan.zones or self.snapshot.anti_affinity_pods)
 
     def find_node(self, pod: Pod, plan: VolumePlan, allowed: BoolArray | None = None,
                   lo: int = 0, *, moving: bool = False) -> int | None:
@@ -324,17 +309,19 @@ class PredicateChecker:
 
     def local_bytes_on(self, pod: Pod, plan: VolumePlan, idx: int) -> int:
         """Local bytes the pod would provision on node ``idx`` (summed claims)."""
+        live = self.snapshot.roles[idx] == "live"
+        local = plan.live_local_bytes if live else plan.local_bytes
         if not plan.static:
-            return plan.local_bytes
-        _, extra = self.volumes.static_reason(plan, self.snapshot.nodes[idx])
-        return plan.local_bytes + extra
+            return local
+        _, extra = self.volumes.static_reason(plan, self.snapshot.nodes[idx], live)
+        return local + extra
 
     def place(self, pod: Pod, plan: VolumePlan, idx: int) -> None:
         """Put the pod on node ``idx`` in the snapshot, consuming its local storage."""
         self.snapshot.add_pod(pod, idx, self.local_bytes_on(pod, plan, idx))
 
     # --- per-node filters -------------------------------------------------------------
-    def _node_checks(self, pod: Pod, plan: VolumePlan, idx: int, topo: _PodTopology | None) -> Unschedulable | None:
+    def _node_checks(self, pod: Pod, plan: VolumePlan, idx: int, topo: PodTopology | None) -> Unschedulable | None:
         snap = self.snapshot
         node = snap.nodes[idx]
         if pod.scheduling.host_ports:
@@ -346,80 +333,27 @@ class PredicateChecker:
             reason = self.volumes.provision_reason(item, node)
             if reason is not None:
                 return Unschedulable("VolumeBinding", reason)
+        live = snap.roles[idx] == "live"
+        if live:
+            # A new node has published no CSIStorageCapacity yet; its template's free
+            # local bytes (the max-capacity label) stand in for it.
+            for item in plan.capacity_checks:
+                if not self.volumes.capacity_ok(item.storage_class, item.size, node):
+                    return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
         if plan.static:
-            reason, extra = self.volumes.static_reason(plan, node)
+            reason, extra = self.volumes.static_reason(plan, node, live)
             if reason is not None:
                 return Unschedulable("VolumeBinding", reason)
-            if extra and snap.free_local[idx] < plan.local_bytes + extra:
+            local = plan.live_local_bytes if live else plan.local_bytes
+            if extra and snap.free_local[idx] < local + extra:
                 return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
+        if plan.zones:
+            reason = zone_reason(plan, node.labels)
+            if reason is not None:
+                return Unschedulable("VolumeZone", reason)
         if topo is not None:
             return self._topology_check(node.labels, topo)
         return None
-
-    def _topology(self, pod: Pod) -> _PodTopology:
-        """Domains that pods already occupy, for this pod's (anti-)affinity and spread."""
-        snap = self.snapshot
-        ns = self.namespaces
-        sched = pod.scheduling
-        affinity: list[tuple[str, set[str] | None]] = []
-        matched_any = False
-        for term in sched.affinity:
-            domains: set[str] = set()
-            for idx, other in snap.iter_pods():
-                if term_matches(term, other, ns):
-                    matched_any = True
-                    value = snap.nodes[idx].labels.get(term.topology_key)
-                    if value is not None:
-                        domains.add(value)
-            affinity.append((term.topology_key, domains))
-        # The first pod of a group may go anywhere: no pod matches any of its terms
-        # and it matches all of them itself (kube-scheduler's InterPodAffinity).
-        if sched.affinity and not matched_any and all(term_matches(t, pod, ns) for t in sched.affinity):
-            affinity = [(key, None) for key, _ in affinity]
-        anti: list[tuple[str, set[str]]] = []
-        for term in sched.anti_affinity:
-            domains = set()
-            for idx, other in snap.iter_pods():
-                if term_matches(term, other, ns):
-                    value = snap.nodes[idx].labels.get(term.topology_key)
-                    if value is not None:
-                        domains.add(value)
-            anti.append((term.topology_key, domains))
-        existing: dict[str, set[str]] = {}
-        for idx, other in snap.anti_affinity_pods:
-            if not snap.enabled[idx]:
-                continue
-            for term in other.scheduling.anti_affinity:
-                if term_matches(term, pod, ns):
-                    value = snap.nodes[idx].labels.get(term.topology_key)
-                    if value is not None:
-                        existing.setdefault(term.topology_key, set()).add(value)
-        spread = [self._spread_counts(pod, c) for c in sched.spread]
-        return _PodTopology(affinity, anti, list(existing.items()), spread)
-
-    def _spread_counts(self, pod: Pod, c: SpreadConstraint) -> tuple[SpreadConstraint, dict[str, int], int, bool]:
-        snap = self.snapshot
-        counts: dict[str, int] = {}
-        for idx in range(snap.count):
-            if not snap.enabled[idx]:
-                continue
-            node = snap.nodes[idx]
-            value = node.labels.get(c.topology_key)
-            if value is None:
-                continue
-            if c.node_affinity_policy == "Honor" and self._static_affinity_fails(pod.scheduling, idx):
-                continue
-            if c.node_taints_policy == "Honor" and untolerated_taint(node.taints, pod.scheduling.tolerations):
-                continue
-            counts.setdefault(value, 0)
-            for other in snap.pods_on[idx]:
-                if other.namespace == pod.namespace and c.selector is not None and c.selector.matches(other.labels):
-                    counts[value] += 1
-        minimum = min(counts.values()) if counts else 0
-        if len(counts) < c.min_domains:
-            minimum = 0
-        self_match = c.selector is not None and c.selector.matches(pod.labels)
-        return c, counts, minimum, self_match
 
     def _static_affinity_fails(self, sched: PodScheduling, idx: int) -> bool:
         node = self.snapshot.nodes[idx]
@@ -427,37 +361,34 @@ class PredicateChecker:
             return True
         return sched.required_affinity is not None and not sched.required_affinity.matches(node.labels, node.name)
 
+    def _topology(self, pod: Pod) -> PodTopology:
+        return pod_topology(self.snapshot, self.namespaces, pod,
+                            lambda idx: self._static_affinity_fails(pod.scheduling, idx))
+
     @staticmethod
-    def _topology_check(labels: Mapping[str, str], topo: _PodTopology) -> Unschedulable | None:
-        for key, domains in topo.existing_anti:
-            if labels.get(key) in domains:
-                return Unschedulable("InterPodAffinity", "node(s) didn't satisfy existing pods anti-affinity rules")
-        for key, affinity_domains in topo.affinity_domains:
-            value = labels.get(key)
-            if value is None or (affinity_domains is not None and value not in affinity_domains):
-                return Unschedulable("InterPodAffinity", "node(s) didn't match pod affinity rules")
-        for key, domains in topo.anti_domains:
-            if labels.get(key) in domains:
-                return Unschedulable("InterPodAffinity", "node(s) didn't match pod anti-affinity rules")
-        for c, counts, minimum, self_match in topo.spread:
-            value = labels.get(c.topology_key)
-            if value is None:
-                return Unschedulable("PodTopologySpread", "node(s) didn't match pod topology spread constraints "
-                                                          "(missing required label)")
-            if counts.get(value, 0) + int(self_match) - minimum > c.max_skew:
-                return Unschedulable("PodTopologySpread", "node(s) didn't match pod topology spread constraints")
-        return None
+    def _topology_check(labels: Mapping[str, str], topo: PodTopology) -> Unschedulable | None:
+        """PodTopologySpread, then InterPodAffinity, as ``topology_reason`` says."""
+        found = topology_reason(labels, topo)
+        return None if found is None else Unschedulable(*found)
 
     # --- one node, in kube-scheduler's order, with a reason -------------------------------
     def check(self, pod: Pod, plan: VolumePlan, idx: int) -> Unschedulable | None:
-        """Run every filter on node ``idx``; the first failure, or None if the pod fits."""
+        """Run every filter on node ``idx``; the first failure, or None if the pod fits.
+
+        PreFilter failures first (unparsable selectors, volumes no node can satisfy), then
+        the filters in kube-scheduler's default order: NodeUnschedulable, NodeName,
+        TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, VolumeBinding,
+        PodTopologySpread, InterPodAffinity.
+        """
         snap = self.snapshot
         node = snap.nodes[idx]
         if not snap.enabled[idx]:
             return Unschedulable("NodeName", "node is being removed")
-        if pod.node_name and pod.node_name != node.name:
-            return Unschedulable("NodeName", "node(s) didn't match the requested node name")
-        static = self._static_one(pod.scheduling, idx)
+        if pod.scheduling.parse_error is not None:
+            return parse_failure(pod.scheduling.parse_error)
+        if plan.error is not None:
+            return Unschedulable("VolumeBinding", plan.error)
+        static = self._static_one(pod.scheduling, idx, pod)
         if static is not None:
             return static
         if pod.scheduling.host_ports:
@@ -477,17 +408,18 @@ class PredicateChecker:
         for name, value in req.extended:
             if value and value > snap.extended_free(name)[idx]:
                 return Unschedulable("NodeResourcesFit", f"Insufficient {name}")
-        if plan.error is not None:
-            return Unschedulable("VolumeBinding", plan.error)
+        if plan.node_error is not None:
+            return Unschedulable("VolumeBinding", plan.node_error)
         for selector in plan.pinned:
             if not selector.matches(node.labels, node.name):
                 return Unschedulable("VolumeBinding", REASON_NODE_CONFLICT)
         for selector in plan.topologies:
             if not selector.matches(node.labels, node.name):
                 return Unschedulable("VolumeBinding", REASON_BIND_CONFLICT)
-        if plan.local_bytes and snap.free_local[idx] < plan.local_bytes:
+        local = plan.live_local_bytes if snap.roles[idx] == "live" else plan.local_bytes
+        if local and snap.free_local[idx] < local:
             return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
-        plain = VolumePlan(provision=plan.provision, static=plan.static, local_bytes=plan.local_bytes)
+        plain = dataclasses.replace(plan, pinned=(), topologies=())
         reason = self._node_checks(pod, plain, idx, None)
         if reason is not None:
             return reason

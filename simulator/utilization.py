@@ -18,6 +18,8 @@ __all__ = ["Utilization", "is_long_terminating", "node_utilization"]
 
 #: Upstream ``drain.PodLongTerminatingExtraThreshold``: grace period plus this, past deletion.
 LONG_TERMINATING_EXTRA_SECONDS = 30.0
+#: Upstream's GPU resource: a node with some allocatable is a GPU node, judged by GPU use.
+GPU_RESOURCE = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,18 +27,26 @@ class Utilization:
     cpu: float
     memory: float
     storage: float | None
+    #: Why upstream could not compute it (no cpu or memory allocatable): the node is
+    #: then unremovable with ``UnexpectedError``.
+    error: str | None = None
+    #: GPU utilization of a node with GPUs; then it alone decides (upstream ``Calculate``).
+    gpu: float | None = None
 
     @property
     def resource(self) -> str:
         """The dimension that decides underutilization (memory wins a tie, as upstream)."""
+        if self.gpu is not None:
+            return GPU_RESOURCE
         return "cpu" if self.cpu > self.memory else "memory"
 
     @property
     def value(self) -> float:
-        return max(self.cpu, self.memory)
+        return self.gpu if self.gpu is not None else max(self.cpu, self.memory)
 
 
 def is_long_terminating(pod: Pod, now: float) -> bool:
+    """Upstream ``drain.IsPodLongTerminating``: deleted longer ago than its grace period plus 30 s."""
     if pod.deleted is None:
         return False
     return pod.deleted + pod.grace_seconds + LONG_TERMINATING_EXTRA_SECONDS < now
@@ -59,21 +69,37 @@ def storage_utilization(node: Node) -> float | None:
 
 def node_utilization(node: Node, pods: Iterable[Pod], now: float, *, ignore_daemonsets: bool = False,
                      ignore_mirror: bool = False, storage_aware: bool = True) -> Utilization:
-    cpu = memory = ignored_cpu = ignored_memory = 0
+    alloc = node.allocatable
+    gpus = alloc.get_extended(GPU_RESOURCE) if alloc.extended else 0
+    cpu = memory = gpu = ignored_cpu = ignored_memory = ignored_gpu = 0
     for pod in pods:
         req = pod.requests
         if (ignore_daemonsets and pod.is_daemonset) or (ignore_mirror and pod.is_mirror):
             # Upstream takes these out of allocatable whether or not they are terminating.
             ignored_cpu += req.cpu
             ignored_memory += req.memory
+            if gpus:
+                ignored_gpu += req.get_extended(GPU_RESOURCE)
             continue
         if is_long_terminating(pod, now):
             continue
         cpu += req.cpu
         memory += req.memory
-    alloc = node.allocatable
+        if gpus:
+            gpu += req.get_extended(GPU_RESOURCE)
+    if gpus > 0:
+        # Upstream ``utilization.Calculate``: GPU nodes are judged by GPU use alone
+        # (against --scale-down-gpu-utilization-threshold).
+        return Utilization(_ratio(cpu, ignored_cpu, alloc.cpu), _ratio(memory, ignored_memory, alloc.memory),
+                           storage_utilization(node) if storage_aware else None,
+                           gpu=_ratio(gpu, ignored_gpu, gpus))
+    error = None
+    if alloc.cpu <= 0 or alloc.memory <= 0:
+        # Upstream ``CalculateUtilizationOfResource`` fails on a zero or missing allocatable.
+        error = f"{'cpu' if alloc.cpu <= 0 else 'memory'} is 0 at {node.name}"
     return Utilization(
         _ratio(cpu, ignored_cpu, alloc.cpu),
         _ratio(memory, ignored_memory, alloc.memory),
         storage_utilization(node) if storage_aware else None,
+        error,
     )

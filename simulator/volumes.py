@@ -10,7 +10,7 @@ The predicate checker then tests plans against nodes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kube.model import (
@@ -19,14 +19,15 @@ from kube.model import (
     CSIStorageCapacity,
     Node,
     NodeSelector,
+    NodeSelectorTerm,
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,
     StorageClass,
 )
-from kube.names import HOSTNAME_LABEL, StorageNames
+from kube.names import StorageNames
 
-__all__ = ["NO_PROVISIONER", "VolumeIndex", "VolumePlan"]
+__all__ = ["NO_PROVISIONER", "NodeMatcher", "VolumeIndex", "VolumePlan"]
 
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 
@@ -35,6 +36,17 @@ REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
 REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
+REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+REASON_ZONE_CONFLICT = "node(s) had no available volume zone"
+REASON_RWOP_CONFLICT = ("node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "
+                        "access mode")
+
+#: VolumeZone's labels (the converter reads the same ones off PVs), and the GA label a
+#: node may carry instead of a PV's beta one.
+ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+               "topology.kubernetes.io/zone", "topology.kubernetes.io/region")
+_GA_LABEL = {"failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+             "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +64,11 @@ class VolumePlan:
 
     #: Set when no node can satisfy the volumes (reason, e.g. an unbound Immediate claim).
     error: str | None = None
+    #: Set when VolumeBinding's filter (not its PreFilter) refuses every node: a claim
+    #: bound to a PV that does not exist, or one with no PV to bind and no provisioner.
+    node_error: str | None = None
+    #: Zone/region labels of the bound PVs (VolumeZone): key -> allowed values.
+    zones: tuple[tuple[str, frozenset[str]], ...] = ()
     #: Node affinities of bound PVs, each must match.
     pinned: tuple[NodeSelector, ...] = ()
     #: Bytes to provision through the local provisioner, checked against free local capacity.
@@ -62,22 +79,35 @@ class VolumePlan:
     provision: tuple[ProvisionClaim, ...] = ()
     #: WaitForFirstConsumer claims that may bind an Available PV: (claim, candidate PVs by size).
     static: tuple[tuple[ProvisionClaim, tuple[PersistentVolume, ...]], ...] = ()
+    #: Local-provisioner claims (counted in ``local_bytes``) whose CSIDriver publishes
+    #: ``storageCapacity``. On a live node kube-scheduler decides them by its
+    #: CSIStorageCapacity objects, one claim at a time, so that is the rule there; a new
+    #: (template) node has published none yet and is checked by its local bytes.
+    capacity_checks: tuple[ProvisionClaim, ...] = ()
+
+    @property
+    def live_local_bytes(self) -> int:
+        """Local bytes checked against a live node's free capacity (the rest go by CSIStorageCapacity)."""
+        return self.local_bytes - sum(item.size for item in self.capacity_checks)
 
     @property
     def trivial(self) -> bool:
-        return not (self.error or self.pinned or self.local_bytes or self.topologies or self.provision
-                    or self.static)
+        return not (self.error or self.node_error or self.pinned or self.local_bytes or self.topologies
+                    or self.provision or self.static or self.capacity_checks or self.zones)
 
     @property
     def key(self) -> tuple[object, ...]:
         """Equal keys = equal demands on every node (pod equivalence)."""
         return (
             self.error,
+            self.node_error,
+            self.zones,
             self.pinned,
             self.local_bytes,
             self.topologies,
             tuple((p.storage_class.name, p.size) for p in self.provision),
             tuple((p.storage_class.name, p.size, pvs) for p, pvs in self.static),
+            tuple((p.storage_class.name, p.size) for p in self.capacity_checks),
         )
 
 
@@ -93,6 +123,8 @@ class VolumeIndex:
     storage_aware: bool = True
     _available: dict[str | None, list[PersistentVolume]] = field(default_factory=dict)
     _cache: dict[tuple[str, str, bool], VolumePlan] = field(default_factory=dict)
+    #: ReadWriteOncePod claims -> refs of the scheduled pods that use them.
+    _rwop_users: dict[tuple[str, str], set[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for pv in self.objects.volumes.values():
@@ -100,6 +132,13 @@ class VolumeIndex:
                 self._available.setdefault(pv.storage_class, []).append(pv)
         for pvs in self._available.values():
             pvs.sort(key=lambda v: (v.capacity, v.name))
+        rwop = {key for key, claim in self.objects.claims.items() if "ReadWriteOncePod" in claim.access_modes}
+        if rwop:
+            for pod in self.objects.pods:
+                if pod.node_name and not pod.is_terminal:
+                    for name in pod.claims:
+                        if (pod.namespace, name) in rwop:
+                            self._rwop_users.setdefault((pod.namespace, name), set()).add(pod.ref)
 
     def is_local_class(self, class_name: str | None) -> bool:
         sc = self.objects.storage_classes.get(class_name or "")
@@ -132,15 +171,30 @@ class VolumeIndex:
         local_bytes = 0
         provision: list[ProvisionClaim] = []
         static: list[tuple[ProvisionClaim, tuple[PersistentVolume, ...]]] = []
+        capacity: list[ProvisionClaim] = []
+        zones: list[tuple[str, frozenset[str]]] = []
+        node_error = None
         classes = self.objects.storage_classes
         for name in pod.claims:
             claim = self.claim_of(pod, name)
             if claim is None:
                 return VolumePlan(error=f'persistentvolumeclaim "{name}" not found')
+            users = self._rwop_users.get((pod.namespace, name))
+            if users and users - {pod.ref}:
+                # VolumeRestrictions: a ReadWriteOncePod claim another pod already uses.
+                return VolumePlan(error=REASON_RWOP_CONFLICT)
+            if name in pod.ephemeral_claims and (claim.controller_uid is None or claim.controller_uid != pod.uid):
+                # A generic ephemeral volume's claim must be the pod's own (upstream
+                # ephemeral.VolumeIsForPod): one of the same name made by someone else
+                # is not used, and the pod waits.
+                return VolumePlan(error=f"PVC {claim.namespace}/{claim.name} was not created for pod "
+                                        f"{pod.namespace}/{pod.name} (pod is not owner)")
             if claim.volume_name:
                 pv = self.objects.volumes.get(claim.volume_name)
                 if pv is None:
-                    return VolumePlan(error=f'persistentvolume "{claim.volume_name}" not found')
+                    node_error = REASON_PV_NOT_EXIST
+                    continue
+                zones.extend(pv.zones)
                 # An unpinned volume (affinity removed after its snapshot) is restored onto
                 # whichever node the pod lands on, so it needs that node's free capacity.
                 if self.is_migratable(pv) and (unpinned or pv.node_affinity is None):
@@ -151,9 +205,12 @@ class VolumeIndex:
                 elif pv.node_affinity is not None:
                     pinned.append(pv.node_affinity)
                 continue
-            sc = classes.get(claim.storage_class or "")
+            if not claim.storage_class:
+                # No class: not delayed binding, so an unbound immediate claim (upstream).
+                return VolumePlan(error=REASON_UNBOUND_IMMEDIATE)
+            sc = classes.get(claim.storage_class)
             if sc is None:
-                return VolumePlan(error=f'storageclass "{claim.storage_class}" not found')
+                return VolumePlan(error=f'storageclass.storage.k8s.io "{claim.storage_class}" not found')
             if sc.binding_mode is BindingMode.IMMEDIATE:
                 return VolumePlan(error=REASON_UNBOUND_IMMEDIATE)
             item = ProvisionClaim(claim, sc, claim.request)
@@ -164,14 +221,22 @@ class VolumeIndex:
             if candidates:
                 static.append((item, candidates))
             elif sc.provisioner == NO_PROVISIONER:
-                return VolumePlan(error=REASON_BIND_CONFLICT)
+                node_error = REASON_BIND_CONFLICT  # no PV to bind, none to provision: a filter failure
             elif self.storage_aware and sc.provisioner == self.names.provisioner:
                 local_bytes += claim.request
                 if sc.allowed_topologies is not None and sc.allowed_topologies not in topologies:
                     topologies.append(sc.allowed_topologies)
+                if self.publishes_capacity(sc):
+                    capacity.append(item)
             else:
                 provision.append(item)
-        return VolumePlan(None, tuple(pinned), local_bytes, tuple(topologies), tuple(provision), tuple(static))
+        return VolumePlan(None, node_error, tuple(zones), tuple(pinned), local_bytes, tuple(topologies),
+                          tuple(provision), tuple(static), tuple(capacity))
+
+    def publishes_capacity(self, sc: StorageClass) -> bool:
+        """Whether the class's CSIDriver opts into storage capacity tracking."""
+        driver = self.objects.csi_drivers.get(sc.provisioner)
+        return driver is not None and driver.storage_capacity
 
     # --- per-node checks used by the predicate checker -------------------------
     def provision_reason(self, item: ProvisionClaim, node: Node) -> str | None:
@@ -181,12 +246,19 @@ class VolumeIndex:
             return REASON_BIND_CONFLICT
         if sc.allowed_topologies is not None and not sc.allowed_topologies.matches(node.labels, node.name):
             return REASON_BIND_CONFLICT  # kube-scheduler: provisioning not satisfied is a bind conflict
-        driver = self.objects.csi_drivers.get(sc.provisioner)
-        if driver is not None and driver.storage_capacity and not self._capacity_ok(sc, item.size, node):
+        if self.publishes_capacity(sc) and not self.capacity_ok(sc, item.size, node):
             return REASON_NOT_ENOUGH_SPACE
         return None
 
-    def _capacity_ok(self, sc: StorageClass, size: int, node: Node) -> bool:
+    def capacity_ok(self, sc: StorageClass, size: int, node: Node) -> bool:
+        """A CSIStorageCapacity of the class, visible from the node, that fits ``size``.
+
+        Upstream ``hasEnoughCapacity``: a claim without a storage request needs none;
+        ``maximumVolumeSize`` is preferred over ``capacity``; an object without node
+        topology is visible nowhere; each claim is checked on its own.
+        """
+        if size <= 0:
+            return True
         for cap in self.objects.csi_capacities:
             if cap.storage_class != sc.name or not _topology_matches(cap, node.labels):
                 continue
@@ -195,10 +267,11 @@ class VolumeIndex:
                 return True
         return False
 
-    def static_reason(self, plan: VolumePlan, node: Node) -> tuple[str | None, int]:
+    def static_reason(self, plan: VolumePlan, node: Node, live: bool = True) -> tuple[str | None, int]:
         """Bind WaitForFirstConsumer claims to Available PVs where one matches this node.
 
         Returns a reason, or the local bytes of claims left to provision here.
+        ``live``: the node is a real one (templates publish no CSIStorageCapacity yet).
         """
         extra_local = 0
         used: set[str] = set()
@@ -217,6 +290,10 @@ class VolumeIndex:
             if self.storage_aware and sc.provisioner == self.names.provisioner:
                 if sc.allowed_topologies is not None and not sc.allowed_topologies.matches(node.labels, node.name):
                     return REASON_BIND_CONFLICT, 0
+                if live and self.publishes_capacity(sc):
+                    if not self.capacity_ok(sc, item.size, node):
+                        return REASON_NOT_ENOUGH_SPACE, 0
+                    continue  # decided by CSIStorageCapacity, as kube-scheduler does
                 extra_local += item.size
                 continue
             reason = self.provision_reason(item, node)
@@ -225,29 +302,81 @@ class VolumeIndex:
         return None, extra_local
 
     def pinned_node(self, pv: PersistentVolume, nodes: Mapping[str, Node]) -> str | None:
-        """The one node a PV is pinned to (hostname affinity or a local/hostPath PV), if any."""
-        affinity = pv.node_affinity
-        if affinity is None or not affinity.terms:
+        """The one node a PV is pinned to (see ``NodeMatcher.only_match``), if any."""
+        return NodeMatcher(nodes.values()).only_match(pv.node_affinity)
+
+
+class NodeMatcher:
+    """Which nodes a node selector selects, with a label index for the common ``In`` terms.
+
+    Built once per pass over many PVs: testing every PV against every node would be
+    quadratic on a large cluster.
+    """
+
+    def __init__(self, nodes: Iterable[Node]) -> None:
+        self._nodes = list(nodes)
+        self._by_label: dict[str, dict[str, list[Node]]] = {}
+
+    def _with_label(self, key: str, value: str) -> list[Node]:
+        index = self._by_label.get(key)
+        if index is None:
+            index = self._by_label[key] = {}
+            for node in self._nodes:
+                if key == "metadata.name":
+                    index.setdefault(node.name, []).append(node)
+                else:
+                    label = node.labels.get(key)
+                    if label is not None:
+                        index.setdefault(label, []).append(node)
+        return index.get(value, [])
+
+    def _candidates(self, term: NodeSelectorTerm) -> list[Node]:
+        """Nodes that can match ``term``: those of its narrowest ``In`` requirement."""
+        best: list[Node] | None = None
+        for req in (*term.requirements, *term.fields):
+            if req.operator != "In":
+                continue
+            found: list[Node] = []
+            for value in req.values:
+                found.extend(self._with_label(req.key, value))
+            if best is None or len(found) < len(best):
+                best = found
+        return self._nodes if best is None else best
+
+    def only_match(self, selector: NodeSelector | None) -> str | None:
+        """The name of the one node ``selector`` selects; None when it selects none or several.
+
+        A PV whose required node affinity selects exactly one node is pinned to it,
+        whatever the label key (``kubernetes.io/hostname``, ``topology.topolvm.io/node``,
+        ``openebs.io/nodename``, ...): its data lives there (storage-semantics 3.6).
+        """
+        if selector is None or not selector.terms:
             return None
-        hosts: set[str] = set()
-        for term in affinity.terms:
-            for req in term.requirements:
-                if req.key == HOSTNAME_LABEL and req.operator == "In":
-                    hosts.update(req.values)
-            for req in term.fields:
-                if req.key == "metadata.name" and req.operator == "In":
-                    hosts.update(req.values)
-        if len(hosts) == 1:
-            host = next(iter(hosts))
-            for node in nodes.values():
-                if node.labels.get(HOSTNAME_LABEL, node.name) == host or node.name == host:
-                    return node.name
-            return None
-        if pv.driver in ("local", "hostPath"):
-            matches = [n.name for n in nodes.values() if affinity.matches(n.labels, n.name)]
-            if len(matches) == 1:
-                return matches[0]
+        found: str | None = None
+        for term in selector.terms:
+            for node in self._candidates(term):
+                if node.name != found and term.matches(node.labels, node.name):
+                    if found is not None:
+                        return None
+                    found = node.name
+        return found
+
+
+def zone_reason(plan: VolumePlan, labels: Mapping[str, str]) -> str | None:
+    """kube-scheduler's VolumeZone filter: a bound PV's zone/region labels must admit the node's.
+
+    A node with none of the zone/region labels is fine (single-zone clusters); a PV's
+    beta label may be matched by the node's GA label.
+    """
+    if not plan.zones or not any(key in labels for key in ZONE_LABELS):
         return None
+    for key, allowed in plan.zones:
+        value = labels.get(key)
+        if value is None:
+            value = labels.get(_GA_LABEL.get(key, key))
+        if value is None or value not in allowed:
+            return REASON_ZONE_CONFLICT
+    return None
 
 
 def _topology_matches(cap: CSIStorageCapacity, labels: Mapping[str, str]) -> bool:

@@ -1,9 +1,11 @@
 """Which nodes may be considered for removal at all, in upstream CA's order.
 
-Being deleted, the ``scale-down-disabled`` annotation, not autoscaled, unready
+Being deleted, the ``scale-down-disabled`` annotation, not autoscaled, utilization
+that cannot be computed (no cpu or memory allocatable: ``UnexpectedError``), unready
 handling (``--scale-down-unready-enabled``; a negative ``--scale-down-unready-time``
-keeps unready nodes forever, since their local data would be lost), then
-utilization: max(CPU, memory) at or above ``--scale-down-utilization-threshold``,
+keeps unready nodes forever, since their local data would be lost), then utilization:
+max(CPU, memory), or GPU use on GPU nodes, above ``--scale-down-utilization-threshold``
+(CA >= 1.36 compares ``utilization > threshold``: a node exactly at it is a candidate),
 or, storage-aware, storage utilization above
 ``--scale-down-storage-utilization-threshold``, means ``NotUnderutilized``.
 
@@ -25,6 +27,10 @@ from simulator.drainability import is_guard_pod
 from simulator.utilization import Utilization, is_long_terminating
 
 __all__ = ["Candidate", "GroupBudget", "check_eligibility"]
+
+#: Upstream ``--scale-down-gpu-utilization-threshold``'s default: GPU nodes are judged by
+#: GPU use against it (the flag itself is not offered yet).
+GPU_UTILIZATION_THRESHOLD = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +73,11 @@ def check_eligibility(sim: LoopContext, memory: ScaleDownMemory) -> tuple[list[C
         if state.group is None:
             unremovable.append(Unremovable(name, "NotAutoscaled", "the node belongs to no node group"))
             continue
+        # Upstream computes utilization before the unready checks; failing to is UnexpectedError.
+        util = sim.utilization(state)
+        if util.error is not None:
+            unremovable.append(Unremovable(name, "UnexpectedError", f"utilization: {util.error}"))
+            continue
         unready = state.readiness is Readiness.UNREADY
         if unready and not sd.unready_enabled:
             unremovable.append(Unremovable(name, "ScaleDownUnreadyDisabled"))
@@ -76,11 +87,10 @@ def check_eligibility(sim: LoopContext, memory: ScaleDownMemory) -> tuple[list[C
                 name, "NotUnreadyLongEnough",
                 "unready nodes are never removed (--scale-down-unready-time is negative): local data would be lost"))
             continue
-        util = sim.utilization(state)
-        if sd.mode == "per-node" and util.value >= sd.utilization_threshold:
+        threshold = sd.utilization_threshold if util.gpu is None else GPU_UTILIZATION_THRESHOLD
+        if sd.mode == "per-node" and util.value > threshold:
             unremovable.append(Unremovable(
-                name, "NotUnderutilized",
-                f"{util.resource} utilization {util.value:.2f} >= {sd.utilization_threshold:g}"))
+                name, "NotUnderutilized", f"{util.resource} utilization {util.value:.2f} > {threshold:g}"))
             continue
         if util.storage is not None and util.storage > sd.storage_utilization_threshold:
             unremovable.append(Unremovable(

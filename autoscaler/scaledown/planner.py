@@ -59,6 +59,7 @@ def _drain_context(sim: LoopContext) -> DrainContext:
         skip_local_storage=sd.skip_nodes_with_local_storage,
         skip_custom_controller_pods=sd.skip_nodes_with_custom_controller_pods,
         min_replica_count=sd.min_replica_count,
+        system_pod_timeout=sd.blocking_system_pod_disruption_seconds,
         guard=guard,
         storage_aware=opts.storage_aware,
     )

@@ -64,13 +64,14 @@ def nodes_similar(a: Node, b: Node, free_a: Resources, free_b: Resources, ignore
 
 
 def _free(node: Node, pods: Iterable[Resources]) -> Resources:
-    cpu, memory, eph, count = node.allocatable.cpu, node.allocatable.memory, node.allocatable.ephemeral_storage, 0
+    """Allocatable minus requests. Upstream subtracts no pod count (a NodeInfo's requested
+    resources carry none), so free pods is allocatable pods."""
+    cpu, memory, eph = node.allocatable.cpu, node.allocatable.memory, node.allocatable.ephemeral_storage
     for r in pods:
         cpu -= r.cpu
         memory -= r.memory
         eph -= r.ephemeral_storage
-        count += 1
-    return Resources(cpu, memory, eph, node.allocatable.pods - count)
+    return Resources(cpu, memory, eph, node.allocatable.pods)
 
 
 def similar_groups(sim: LoopContext, group: str, ignored_labels: Iterable[str]) -> list[str]:
@@ -91,14 +92,26 @@ def similar_groups(sim: LoopContext, group: str, ignored_labels: Iterable[str]) 
 
 
 def split_between(groups: Mapping[str, tuple[int, int]], delta: int) -> dict[str, int]:
-    """Spread ``delta`` new nodes over groups (name -> (target, max)), smallest first."""
-    sizes = {g: target for g, (target, maximum) in groups.items() if target < maximum}
-    added = dict.fromkeys(groups, 0)
-    for _ in range(delta):
-        open_groups = [g for g in sizes if sizes[g] < groups[g][1]]
-        if not open_groups:
-            break
-        smallest = min(open_groups, key=lambda g: (sizes[g], g))
-        sizes[smallest] += 1
-        added[smallest] += 1
-    return added
+    """Spread ``delta`` new nodes over groups (name -> (target, max)), smallest first.
+
+    Upstream ``BalanceScaleUpBetweenGroups``: capped at the room the groups have left,
+    groups sorted by current size (ties keep the given order: the chosen group first),
+    then one node at a time to the group that is smallest, never past a group's max.
+    """
+    names = sorted(groups, key=lambda g: groups[g][0])  # stable: ties keep the given order
+    new = {g: groups[g][0] for g in names}
+    left = min(delta, sum(max(0, groups[g][1] - groups[g][0]) for g in names))
+    start = current = 0
+    while left > 0:
+        name = names[current]
+        if new[name] < groups[name][1]:
+            new[name] += 1
+            left -= 1
+        else:  # at its max: out of the rotation (moved before ``start``)
+            names[start], names[current] = names[current], names[start]
+            start += 1
+        if current < len(names) - 1 and new[names[current]] > new[names[current + 1]]:
+            current += 1
+        else:
+            current = start
+    return {g: new[g] - groups[g][0] for g in groups}

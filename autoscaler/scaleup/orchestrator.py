@@ -12,7 +12,9 @@
    cores/memory totals cap the delta; ``--balance-similar-node-groups`` spreads it
    over similar groups.
 
-Pure: it reads the simulation and returns a ``ScaleUpPlan``; the caller acts.
+It reads the simulation and returns a ``ScaleUpPlan``; the caller acts. The one change
+it leaves in the loop's snapshot is filter-out-schedulable's placements (``placed``),
+as upstream does.
 """
 
 from __future__ import annotations
@@ -65,9 +67,12 @@ def _group(pods: Sequence[Pod], plans: dict[str, VolumePlan]) -> list[PodGroup]:
     return [PodGroup(tuple(g), tuple(plans[p.ref] for p in g)) for g in groups.values()]
 
 
-def filter_out_schedulable(sim: LoopContext, pods: list[Pod], plans: dict[str, VolumePlan]
-                           ) -> tuple[list[Pod], list[Pod], list[Pod]]:
-    """Place what fits on existing/upcoming nodes (committed); return (existing, upcoming, left)."""
+def filter_out_schedulable(sim: LoopContext, pods: list[Pod], plans: dict[str, VolumePlan],
+                           placed: list[tuple[Pod, str]] | None = None) -> tuple[list[Pod], list[Pod], list[Pod]]:
+    """Place what fits on existing/upcoming nodes (committed); return (existing, upcoming, left).
+
+    ``placed`` collects (pod, node name) for every placement made.
+    """
     checker, snap = sim.checker, sim.snapshot
     order = sorted(range(len(pods)), key=lambda i: (-pods[i].priority, i))
     failed: set[tuple[object, ...]] = set()
@@ -88,6 +93,8 @@ def filter_out_schedulable(sim: LoopContext, pods: list[Pod], plans: dict[str, V
             continue
         checker.place(pod, plan, idx)
         (on_upcoming if snap.roles[idx] == "upcoming" else on_existing).append(pod)
+        if placed is not None:
+            placed.append((pod, snap.nodes[idx].name))
     return on_existing, on_upcoming, left
 
 
@@ -136,17 +143,31 @@ def _fits_template(sim: LoopContext, template: TemplateNode, group: PodGroup) ->
         snap.revert()
 
 
+def _similar_for(sim: LoopContext, name: str, fits_by_group: dict[str, set[int]]) -> list[str]:
+    """Groups to balance ``name``'s scale-up with: similar templates that fit the same pods.
+
+    Upstream ``ComputeSimilarNodeGroups``: every pod group the chosen group can help,
+    the similar group must help too.
+    """
+    fits = fits_by_group.get(name, set())
+    return [g for g in similar_groups(sim, name, sim.options.scale_up.balancing_ignore_labels)
+            if fits <= fits_by_group.get(g, set())]
+
+
 def plan_scale_up(sim: LoopContext) -> ScaleUpPlan:
     pending, unprocessed = pending_pods(sim)
     out = ScaleUpDraft(ScaleUpResult.NOT_NEEDED, not_processed=unprocessed)
     if not pending:
         return out.freeze()
     plans = {p.ref: sim.volumes.plan(p) for p in pending}
-    sim.snapshot.fork()  # filter-out-schedulable's placements hold for the rest of scale-up only
+    # Filter-out-schedulable's placements stay in the snapshot for the rest of the loop:
+    # upstream's PodListProcessor packs them into the cluster snapshot that scale-down
+    # then plans on, so a node a pending pod was just fitted onto is not found empty.
+    out.fits_existing, out.fits_upcoming, left = filter_out_schedulable(sim, pending, plans, out.placed)
+    if not left:
+        return out.freeze()
+    sim.snapshot.fork()  # the estimator's template nodes and placements are scale-up's alone
     try:
-        out.fits_existing, out.fits_upcoming, left = filter_out_schedulable(sim, pending, plans)
-        if not left:
-            return out.freeze()
         return _expand(sim, left, plans, out).freeze()
     finally:
         sim.snapshot.revert()
@@ -161,6 +182,7 @@ def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out
                                                time_budget=opts.scale_up.max_binpacking_seconds)
     options: list[ExpansionOption] = []
     fits_by_group: dict[str, set[int]] = {}
+    helpable_by_group: dict[str, tuple[TemplateNode, list[PodGroup], int]] = {}
     for name in sorted(sim.state.groups):
         group = sim.state.groups[name]
         template = sim.templates.get(name)
@@ -190,13 +212,22 @@ def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out
                 fits_by_group[name].add(gi)
             else:
                 refuse(why, pg.pods)
-        if not helpable:
-            continue
-        cap = min(headroom, opts.scale_up.max_nodes_per_scaleup)
+        if helpable:
+            helpable_by_group[name] = (template, helpable, headroom)
+    similar_by_group: dict[str, list[str]] = {}
+    for name, (template, helpable, headroom) in helpable_by_group.items():
+        similar = _similar_for(sim, name, fits_by_group) if opts.scale_up.balance_similar else []
+        similar_by_group[name] = similar
+        # Upstream's estimation limiter (sng_capacity_threshold): the room left in the
+        # group and in every similar group it will be balanced with.
+        room = headroom + sum(max(0, sim.state.groups[g].max_size() - sim.state.groups[g].target_size())
+                              for g in similar)
+        cap = min(room, opts.scale_up.max_nodes_per_scaleup)
         if node_cap is not None:
             cap = min(cap, node_cap)
         if cap <= 0:
-            refuse(node_cap_reason or "no node allowed by limits", [p for pg in helpable for p in pg.pods])
+            for p in (p for pg in helpable for p in pg.pods):
+                reasons[p.ref][name] = node_cap_reason or "no node allowed by limits"
             continue
 
         def new_node(i: int, t: TemplateNode = template) -> tuple:  # type: ignore[type-arg]
@@ -206,9 +237,9 @@ def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out
         if estimate.node_count == 0:
             continue
         helped = {p.ref for p in estimate.scheduled}
-        refuse("the estimator's node limit was reached before this pod was placed",
-               [p for pg in helpable for p in pg.pods if p.ref not in helped])
-        price = price_of(group)
+        for p in (p for pg in helpable for p in pg.pods if p.ref not in helped):
+            reasons[p.ref][name] = "the estimator's node limit was reached before this pod was placed"
+        price = price_of(sim.state.groups[name])
         options.append(ExpansionOption(name, estimate.node_count, estimate.scheduled, template.node, price,
                                        template.storage_known, estimate.local_bytes))
     out.options = options
@@ -241,13 +272,7 @@ def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out
             reasons[p.ref][best.group] = why or "limits reached"
         out.still_unschedulable = reasons
         return out
-    targets = [best.group]
-    if opts.scale_up.balance_similar:
-        chosen_fits = fits_by_group.get(best.group, set())
-        targets += [
-            g for g in similar_groups(sim, best.group, opts.scale_up.balancing_ignore_labels)
-            if chosen_fits <= fits_by_group.get(g, set())
-        ]
+    targets = [best.group, *similar_by_group.get(best.group, [])]
     groups = sim.state.groups
     split = split_between({g: (groups[g].target_size(), groups[g].max_size()) for g in targets}, delta)
     out.increases = [Increase(g, d, groups[g].target_size() + d) for g, d in sorted(split.items()) if d > 0]

@@ -45,6 +45,9 @@ class ScaleUpPlan:
     not_processed: list[Pod] = field(default_factory=list)
     chosen: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: Where filter-out-schedulable put each pod: (pod, node name). The placements stay
+    #: in the loop's snapshot, so scale-down plans with them (upstream CA).
+    placed: list[tuple[Pod, str]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -61,7 +64,9 @@ class ScaleUpDraft:
     not_processed: list[Pod] = field(default_factory=list)
     chosen: str | None = None
     notes: list[str] = field(default_factory=list)
+    placed: list[tuple[Pod, str]] = field(default_factory=list)
 
     def freeze(self) -> ScaleUpPlan:
         return ScaleUpPlan(self.result, self.increases, self.triggered_by, self.still_unschedulable, self.options,
-                           self.fits_existing, self.fits_upcoming, self.not_processed, self.chosen, self.notes)
+                           self.fits_existing, self.fits_upcoming, self.not_processed, self.chosen, self.notes,
+                           self.placed)

@@ -81,6 +81,6 @@ def convert_node(obj: Json, names: StorageNames, warnings: list[str], times: Mem
                                     warnings),
         max_local_bytes=_int_label(labels.get(names.max_capacity_label), names.max_capacity_label, name,
                                    warnings),
-        scale_down_disabled=annotations.get(SCALE_DOWN_DISABLED, "").lower() == "true",
+        scale_down_disabled=annotations.get(SCALE_DOWN_DISABLED) == "true",  # exact, as upstream
         annotations=annotations,
     )

@@ -37,7 +37,9 @@ def resource_list(raw: object, field: str) -> Resources:
             pods = _qty(value, f"{field}.pods")
         else:
             amount = _qty(value, f"{field}.{name}")
-            if "/" in name and not name.startswith(("hugepages-", "attachable-volumes-")):
+            if "/" in name or name.startswith(("hugepages-", "attachable-volumes-")):
+                # kube-scheduler's scalar resources: extended and prefixed native resources,
+                # huge pages and attachable volumes, each fitted like cpu and memory.
                 extended.append((name, amount))
     return Resources(cpu, memory, eph, pods, tuple(sorted(extended)))
 

@@ -8,38 +8,39 @@ Operators and their values are checked as the API server validates them
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from kube.convert.errors import FieldError
 from kube.convert.fields import as_list, as_map, as_str, describe, string_map
+from kube.convert.labelsyntax import field_requirement_error, requirement_error
 from kube.model import LabelSelector, NodeSelector, NodeSelectorTerm, PodAffinityTerm, Requirement
 
-__all__ = ["affinity_terms", "label_selector", "node_selector", "parse_label_selector_string", "requirements"]
+__all__ = ["affinity_error", "affinity_terms", "label_selector", "node_selector", "parse_label_selector_string",
+           "requirements"]
 
 _LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 _NODE_OPERATORS = (*_LABEL_OPERATORS, "Gt", "Lt")
 
 
-def requirements(raw: object, field: str, *, node: bool = True) -> tuple[Requirement, ...]:
-    """``matchExpressions``: a list of ``{key, operator, values}``."""
+def requirements(raw: object, field: str) -> tuple[Requirement, ...]:
+    """``matchExpressions``: a list of ``{key, operator, values}``.
+
+    Only the structure is bad input here (types, an operator no API version has).
+    What the API machinery refuses in well-formed requirements (keys and values that
+    are not label syntax, values given to ``Exists``, none to ``In``, ``Gt`` in a label
+    selector, ...) is kube-scheduler semantics: ``labelsyntax.requirement_error``.
+    """
     out = []
-    allowed = _NODE_OPERATORS if node else _LABEL_OPERATORS
     for i, expr in enumerate(as_list(raw, field)):
         f = f"{field}[{i}]"
         expr = as_map(expr, f)
         key = as_str(expr.get("key"), f"{f}.key")
-        if not key:
-            raise FieldError(f"{f}.key", "required")
         op = expr.get("operator")
-        if op not in allowed:
-            raise FieldError(f"{f}.operator", f"unknown operator {describe(op)} (one of {', '.join(allowed)})")
+        if op not in _NODE_OPERATORS:
+            raise FieldError(f"{f}.operator", f"unknown operator {describe(op)} (one of {', '.join(_NODE_OPERATORS)})")
         values = as_list(expr.get("values"), f"{f}.values")
         for j, value in enumerate(values):
             as_str(value, f"{f}.values[{j}]")
-        if op in ("In", "NotIn") and not values:
-            raise FieldError(f"{f}.values", f"required for operator {op}")
-        if op in ("Exists", "DoesNotExist") and values:
-            raise FieldError(f"{f}.values", f"must be empty for operator {op}")
-        if op in ("Gt", "Lt") and (len(values) != 1 or not (values[0].isascii() and values[0].lstrip("-").isdigit())):
-            raise FieldError(f"{f}.values", f"operator {op} takes exactly one integer value")
         out.append(Requirement(key, str(op), tuple(values)))
     return tuple(out)
 
@@ -52,12 +53,13 @@ def node_selector(raw: object, field: str) -> NodeSelector | None:
     for i, term in enumerate(as_list(raw.get("nodeSelectorTerms"), f"{field}.nodeSelectorTerms")):
         f = f"{field}.nodeSelectorTerms[{i}]"
         term = as_map(term, f)
-        terms.append(
-            NodeSelectorTerm(
-                requirements(term.get("matchExpressions"), f"{f}.matchExpressions"),
-                requirements(term.get("matchFields"), f"{f}.matchFields"),
-            )
-        )
+        exprs = requirements(term.get("matchExpressions"), f"{f}.matchExpressions")
+        fields = requirements(term.get("matchFields"), f"{f}.matchFields")
+        # What labels.NewRequirement refuses makes the term match no node (not bad input).
+        errors = [requirement_error(r, label_selector=False) for r in exprs]
+        errors += [field_requirement_error(r) for r in fields]
+        error = next((e for e in errors if e is not None), None)
+        terms.append(NodeSelectorTerm(exprs, fields, error))
     return NodeSelector(tuple(terms))
 
 
@@ -68,8 +70,10 @@ def label_selector(raw: object, field: str) -> LabelSelector | None:
         raise FieldError(field, f"expected a label selector (a map), got {describe(raw)}")
     labels = string_map(raw.get("matchLabels"), f"{field}.matchLabels")
     reqs = [Requirement(k, "In", (v,)) for k, v in sorted(labels.items())]
-    reqs.extend(requirements(raw.get("matchExpressions"), f"{field}.matchExpressions", node=False))
-    return LabelSelector(tuple(reqs))
+    reqs.extend(requirements(raw.get("matchExpressions"), f"{field}.matchExpressions"))
+    # What labels.NewRequirement refuses makes the selector select nothing (not bad input).
+    error = next((e for e in (requirement_error(r, label_selector=True) for r in reqs) if e is not None), None)
+    return LabelSelector(tuple(reqs), error)
 
 
 def parse_label_selector_string(text: str) -> LabelSelector:
@@ -90,6 +94,7 @@ def parse_label_selector_string(text: str) -> LabelSelector:
 
 
 def affinity_terms(raw: object, namespace: str, field: str) -> tuple[PodAffinityTerm, ...]:
+    """Required (anti-)affinity terms; ``affinity_error`` says whether kube-scheduler can parse them."""
     out = []
     for i, term in enumerate(as_list(raw, field)):
         f = f"{field}[{i}]"
@@ -107,3 +112,12 @@ def affinity_terms(raw: object, namespace: str, field: str) -> tuple[PodAffinity
                             topology_key)
         )
     return tuple(out)
+
+
+def affinity_error(terms: Iterable[PodAffinityTerm]) -> str | None:
+    """The first unparsable label or namespace selector of the terms, if any."""
+    for term in terms:
+        for selector in (term.selector, term.namespace_selector):
+            if selector is not None and selector.error is not None:
+                return selector.error
+    return None

@@ -58,6 +58,8 @@ def convert_pvc(obj: Json) -> PersistentVolumeClaim:
         volume_name=as_str(spec.get("volumeName"), "spec.volumeName"),
         phase=as_str(as_map(obj.get("status"), "status").get("phase"), "status.phase") or "Pending",
         access_modes=_access_modes(spec),
+        controller_uid=next((str(ref.get("uid") or "") for ref in meta.get("ownerReferences") or ()
+                             if ref.get("controller")), None),
     )
 
 
@@ -95,7 +97,30 @@ def convert_pv(obj: Json) -> PersistentVolume:
         phase=as_str(as_map(obj.get("status"), "status").get("phase"), "status.phase") or "Available",
         access_modes=_access_modes(spec),
         driver=driver,
+        zones=_zone_labels(meta.get("labels") or {}),
     )
+
+
+#: The labels kube-scheduler's VolumeZone plugin reads on a PV, in its order.
+ZONE_LABELS = (
+    "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+)
+
+
+def _zone_labels(labels: dict[str, object]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Zone/region labels as value sets (``a__b`` is a or b); malformed ones are skipped, as upstream."""
+    out = []
+    for key in ZONE_LABELS:
+        value = labels.get(key)
+        if value is None:
+            continue
+        zones = [z.strip() for z in str(value).split("__")]
+        if all(zones):
+            out.append((key, frozenset(zones)))
+    return tuple(out)
 
 
 def convert_storage_class(obj: Json) -> StorageClass:

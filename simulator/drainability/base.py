@@ -103,6 +103,9 @@ class DrainContext:
     skip_local_storage: bool = True
     skip_custom_controller_pods: bool = True
     min_replica_count: int = 0
+    #: ``--blocking-system-pod-distruption-timeout`` (s): a kube-system pod without a PDB
+    #: that is older than this no longer blocks its node.
+    system_pod_timeout: float = 3600.0
     #: Selector of the storage guard pods; None when there are none.
     guard: LabelSelector | None = None
     #: ``--storage-aware=false`` makes guard pods ordinary pods, as upstream sees them.

@@ -12,8 +12,8 @@ only then what blocks (not replicated, kube-system, safe-to-evict=false, local
 storage, PDB). So ``safe-to-evict: "true"`` overrides local storage and a missing
 controller does not, as upstream.
 
-Upstream's OnCompletion rule (``safe-to-evict-on-completion`` annotation, newer CA
-releases) is not modelled: the snapshot model does not carry that annotation.
+Upstream's OnCompletion rule (``safe-to-evict: "on-completion"``) comes after Terminal:
+such a pod is waited for, never evicted or rescheduled, so planning leaves it alone.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "LongTerminating",
     "Mirror",
     "NotSafeToEvict",
+    "OnCompletion",
     "Pdb",
     "ReplicaCount",
     "Replicated",
@@ -111,7 +112,9 @@ class ReplicaCount:
     ReplicationControllers and ReplicaSets must ask for at least ``--min-replica-count``
     replicas. As upstream, StatefulSets and Jobs are only checked for existence, and
     StatefulSets of API groups other than ``apps`` (e.g. OpenKruise) are not checked at
-    all: upstream has no lister for them. DaemonSet pods are left to the DaemonSet rule.
+    all: upstream has no lister for them. A DaemonSet pod (owner or annotation) whose
+    owner is an ``apps`` DaemonSet needs that DaemonSet to exist; other owners of
+    DaemonSet pods are not checked (upstream's replicacount rule).
     """
 
     name = "ReplicaCount"
@@ -121,6 +124,15 @@ class ReplicaCount:
         if not ctx.skip_custom_controller_pods or owner is None:
             return UNDEFINED
         kind = owner.kind
+        if kind == "DaemonSet" or (pod.daemonset_annotation and kind != "ReplicationController"):
+            if kind != "DaemonSet" or _api_group(owner.api_version) not in ("", "apps"):
+                return UNDEFINED
+            if ("DaemonSet", pod.namespace, owner.name) not in ctx.controllers:
+                return Outcome.block(
+                    BlockingReason.CONTROLLER_NOT_FOUND,
+                    f"DaemonSet {pod.namespace}/{owner.name} of {pod.ref} is not in the snapshot",
+                )
+            return UNDEFINED
         if kind not in REPLICATED_KINDS:
             return UNDEFINED
         if kind == "StatefulSet" and _api_group(owner.api_version) not in ("", "apps"):
@@ -169,12 +181,26 @@ class SafeToEvict:
 
 
 class Terminal:
-    """Succeeded and Failed pods: nothing runs, so nothing can be lost by evicting them."""
+    """Pods that will never run again: nothing can be lost by evicting them.
+
+    Upstream's ``IsPodTerminal``: Failed, or Succeeded with ``restartPolicy`` Never or
+    OnFailure (with Always the kubelet would start it again).
+    """
 
     name = "Terminal"
 
     def drainable(self, ctx: DrainContext, pod: Pod) -> Outcome:
-        return DRAIN if pod.is_terminal else UNDEFINED
+        terminal = pod.phase == "Failed" or (pod.phase == "Succeeded" and pod.restart_policy in ("Never", "OnFailure"))
+        return DRAIN if terminal else UNDEFINED
+
+
+class OnCompletion:
+    """``safe-to-evict: "on-completion"``: the pod finishes on its own; nothing to move."""
+
+    name = "OnCompletion"
+
+    def drainable(self, ctx: DrainContext, pod: Pod) -> Outcome:
+        return _SKIP if pod.evict_on_completion else UNDEFINED
 
 
 class Replicated:
@@ -205,7 +231,9 @@ class System:
     """kube-system pods without a PDB, with ``--skip-nodes-with-system-pods``.
 
     Upstream's reading: a PDB on a system pod is the owner's statement that it may be
-    disrupted; without one, moving cluster plumbing is not the autoscaler's call.
+    disrupted; without one, moving cluster plumbing is not the autoscaler's call, until
+    the pod is older than ``--blocking-system-pod-distruption-timeout`` (CA >= 1.33):
+    then it is moved like any pod. A pod without a creation time keeps blocking.
     """
 
     name = "System"
@@ -215,6 +243,8 @@ class System:
             return UNDEFINED
         if ctx.pdbs.matching(pod):
             return UNDEFINED
+        if pod.created is not None and ctx.now > pod.created + ctx.system_pod_timeout:
+            return DRAIN
         return Outcome.block(
             BlockingReason.UNMOVABLE_KUBE_SYSTEM_POD, f"{pod.ref} is a kube-system pod without a PDB"
         )
@@ -285,6 +315,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     DaemonSet(),
     SafeToEvict(),
     Terminal(),
+    OnCompletion(),
     Replicated(),
     System(),
     NotSafeToEvict(),

@@ -96,9 +96,9 @@ def test_figure_3_1(flags: tuple[str, ...], unneeded: list[str], unremovable: di
 def test_per_node_details() -> None:
     why = details(scale_down(figure_3_1(), _threshold(0.5)))
     assert why == {
-        N1: "cpu utilization 0.75 >= 0.5",
-        N2: "cpu utilization 0.55 >= 0.5",
-        N3: "memory utilization 0.81 >= 0.5",
+        N1: "cpu utilization 0.75 > 0.5",
+        N2: "cpu utilization 0.55 > 0.5",
+        N3: "memory utilization 0.81 > 0.5",
         N4: "no place to move pod default/f",
     }
 
