@@ -14,7 +14,7 @@
 
 The loop is the only writer of what is remembered between iterations: the
 scale-down memory (replaced from the plan and the actuator's status), the backoff,
-the provisioning state, cached templates. Planners and the actuator report; they
+the provisioning state, cached templates, the last scale-down pass. Planners and the actuator report; they
 never write it. Time is injected; the wall clock only measures how long a loop took.
 If the cluster or the cloud cannot be read (``ViewUnavailable``, ``CloudError`` from
 ``refresh``), the error propagates and the caller skips the iteration.
@@ -84,6 +84,9 @@ class Autoscaler:
     events: list[ScaleEvent] = field(default_factory=list)
     actuation: list[ActuationEvent] = field(default_factory=list)
     loops: int = 0
+    #: Keep the last scale-down pass for the next loop to reuse while its inputs are unchanged
+    #: (``autoscaler/scaledown/reuse.py``); False re-simulates every loop (for comparison).
+    incremental: bool = True
 
     def __post_init__(self) -> None:
         self.actuator = Actuator(self.cluster, self.provider, self.options, self.executor)
@@ -110,7 +113,8 @@ class Autoscaler:
         self.backoff.forget_stale(now)
         decision = run_once(objects, self.provider, self.options, now, memory=self.memory,
                             template_cache=self.template_cache, backed_off=self.backoff.backed_off(now))
-        self.memory = dataclasses.replace(self.memory, unneeded_since=decision.scale_down.unneeded_since)
+        self.memory = dataclasses.replace(self.memory, unneeded_since=decision.scale_down.unneeded_since,
+                                          last_pass=decision.scale_down.last_pass if self.incremental else None)
         if decision.scale_up.result is ScaleUpResult.SCALED_UP:
             self._scale_up(decision, now, new_events)
         to_delete = decision.scale_down.to_delete

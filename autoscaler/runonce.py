@@ -65,9 +65,10 @@ def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options,
     scale_up = plan_scale_up(sim)
     t2 = time.perf_counter()
     if scale_up.result is ScaleUpResult.SCALED_UP:
-        scale_down = ScaleDownPlan.skipped("the loop scaled up", memory.unneeded_since)
+        scale_down = ScaleDownPlan.skipped("the loop scaled up", memory.unneeded_since, memory.last_pass)
     elif not options.scale_down.enabled:
-        scale_down = ScaleDownPlan.skipped("scale-down is disabled (--scale-down-enabled=false)", memory.unneeded_since)
+        scale_down = ScaleDownPlan.skipped("scale-down is disabled (--scale-down-enabled=false)", memory.unneeded_since,
+                                           memory.last_pass)
     else:
         scale_down = plan_scale_down(sim, memory, steady_state)
     t3 = time.perf_counter()

@@ -31,7 +31,9 @@ from autoscaler.config import ScaleDownMode
 from autoscaler.context import LoopContext
 from autoscaler.scaledown.eligibility import Candidate, GroupBudget, check_eligibility
 from autoscaler.scaledown.local_volumes import pinned_local_volumes as node_local_volumes
+from autoscaler.scaledown.reuse import PassRecord, pass_inputs, reusable, termination_flips
 from autoscaler.scaledown.types import (
+    SIMULATION_TIMED_OUT,
     RemovalCandidate,
     ScaleDownMemory,
     ScaleDownPlan,
@@ -161,14 +163,23 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     # Empty nodes first (upstream), then by name for a stable order.
     ordered = sorted(candidates, key=lambda c: (not c.looks_empty, c.name))
     cluster_wide = sim.options.scale_down.mode == ScaleDownMode.CLUSTER_WIDE
-    if cluster_wide:
-        removable, more = plan_cluster_wide(sim, ordered, local_volumes, clock)
+    inputs = pass_inputs(sim, ordered, local_volumes)
+    record = memory.last_pass
+    if record is not None and reusable(record, inputs, sim.now):
+        # Nothing the pass reads has changed since it ran: its verdicts stand (reuse.py).
+        removable, more = list(record.removable), list(record.unremovable)
     else:
-        sim.snapshot.fork()
-        try:
-            removable, more = _per_node_pass(sim, ordered, local_volumes, clock)
-        finally:
-            sim.snapshot.revert()
+        if cluster_wide:
+            removable, more = plan_cluster_wide(sim, ordered, local_volumes, clock)
+        else:
+            sim.snapshot.fork()
+            try:
+                removable, more = _per_node_pass(sim, ordered, local_volumes, clock)
+            finally:
+                sim.snapshot.revert()
+        timed_out = any(u.detail == SIMULATION_TIMED_OUT for u in more)
+        record = None if timed_out else PassRecord(inputs, sim.now, termination_flips(sim), tuple(removable),
+                                                   tuple(more))
     kept.extend(more)
     since = unneeded_since(removable, memory, sim.now)
     # Cluster-wide mode judged each node alone: removing two at once could break the thresholds.
@@ -178,7 +189,7 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     return ScaleDownPlan(
         ScaleDownResult.SCALED_DOWN if removed else ScaleDownResult.NO_NODES_REMOVED,
         removed=removed, unneeded=sorted(r.node for r in removable), unremovable=kept,
-        to_delete=to_delete, waiting=waiting, unneeded_since=since,
+        to_delete=to_delete, waiting=waiting, unneeded_since=since, last_pass=record,
     )
 
 
@@ -200,8 +211,7 @@ def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: di
             unremovable.append(limit)
             continue
         if clock() > deadline:
-            unremovable.append(Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR,
-                                           "scale-down simulation timed out (--scale-down-simulation-timeout)"))
+            unremovable.append(Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR, SIMULATION_TIMED_OUT))
             continue
         result = removal.try_remove(cand)
         if isinstance(result, Unremovable):
