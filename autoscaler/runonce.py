@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from autoscaler.clusterstate import Readiness
 from autoscaler.config import Options
-from autoscaler.context import LoopContext, build_context
+from autoscaler.context import ContextMemo, LoopContext, build_context
 from autoscaler.scaledown.planner import plan_scale_down
 from autoscaler.scaledown.types import ScaleDownMemory, ScaleDownPlan
 from autoscaler.scaleup.orchestrator import ScaleUpPlan, ScaleUpResult, plan_scale_up
@@ -42,6 +42,8 @@ class LoopDecision:
     warnings: list[str] = field(default_factory=list)
     #: Seconds spent per phase (for benchmarks and logs).
     timings: dict[str, float] = field(default_factory=dict)
+    #: What the next loop's context may reuse (``run_once(previous=...)``); the caller keeps it.
+    context_memo: ContextMemo | None = field(default=None, repr=False, compare=False)
 
 
 def _reports(sim: LoopContext) -> list[NodeReport]:
@@ -51,16 +53,17 @@ def _reports(sim: LoopContext) -> list[NodeReport]:
 def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options, now: float, *,
              memory: ScaleDownMemory | None = None, steady_state: bool = False,
              template_cache: MutableMapping[str, TemplateNode] | None = None,
-             backed_off: Mapping[str, str] | None = None) -> LoopDecision:
+             backed_off: Mapping[str, str] | None = None, previous: ContextMemo | None = None) -> LoopDecision:
     """Decide what to do now. ``steady_state``: every unneeded node counts as unneeded long enough.
 
     ``memory`` is read, never written: the scale-down plan carries this loop's
     ``unneeded_since`` for the caller to keep. ``backed_off``: groups not to scale up now.
+    ``previous``: the last loop's ``LoopDecision.context_memo`` (read only; see ``context.py``).
     Wall time is read only to report how long each phase took.
     """
     memory = memory if memory is not None else ScaleDownMemory()
     t0 = time.perf_counter()
-    sim = build_context(objects, provider, options, now, template_cache, backed_off=backed_off)
+    sim = build_context(objects, provider, options, now, template_cache, backed_off=backed_off, previous=previous)
     t1 = time.perf_counter()
     scale_up = plan_scale_up(sim)
     t2 = time.perf_counter()
@@ -84,4 +87,5 @@ def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options,
                         (" ..." if len(names) > 10 else "") + " (treated as upcoming)")
     warnings.extend(scale_up.notes)
     return LoopDecision(now, scale_up, scale_down, reports, warnings,
-                        {"snapshot": t1 - t0, "scaleUp": t2 - t1, "scaleDown": t3 - t2, "report": t4 - t3})
+                        {"snapshot": t1 - t0, "scaleUp": t2 - t1, "scaleDown": t3 - t2, "report": t4 - t3},
+                        sim.memo())

@@ -13,10 +13,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from app.gc import collector_paused
 from autoscaler.actuation.types import ActuationEvent
 from autoscaler.config import Options
 from autoscaler.loop import Autoscaler, ScaleEvent
-from app.gc import collector_paused
 from emulator.scenario import Scenario
 from emulator.world import World
 
