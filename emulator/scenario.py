@@ -241,9 +241,17 @@ class Scenario:
         return f"{SCENARIO_KIND}/{self.name}"
 
 
-class _StringTimesLoader(yaml.SafeLoader):
+#: The C loader ``plan`` reads snapshots with (kube.documents), when PyYAML was built with libyaml.
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StringTimesLoader(_BaseLoader):  # type: ignore[valid-type,misc]
     """YAML without implicit timestamps: ``creationTimestamp: 2026-06-01T00:00:00Z`` stays a string,
-    as the converters expect (kubectl quotes it; hand-written scenarios often do not)."""
+    as the converters expect (kubectl quotes it; hand-written scenarios often do not).
+
+    Scalars are resolved in Python by both loaders, so dropping the timestamp resolver
+    works for the C loader too; parsing and composing run in C.
+    """
 
 
 _StringTimesLoader.yaml_implicit_resolvers = {
@@ -254,7 +262,7 @@ _StringTimesLoader.yaml_implicit_resolvers = {
 
 def _documents(source: str, text: str) -> Iterator[object]:
     # Size, nesting and alias limits first (kube.documents), as plan reads snapshots.
-    return yaml_documents(source, text, loader=_StringTimesLoader)  # a SafeLoader subclass
+    return yaml_documents(source, text, loader=_StringTimesLoader)
 
 
 def _flatten(doc: object, source: str, out: list[Json]) -> None:
