@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +164,25 @@ def test_examples_load_and_build(name: str) -> None:
     world = World(scenario)
     world.advance(world.start + 600)
     assert world.metrics.data_loss_events == []
+
+
+@pytest.mark.parametrize("name", ["storage-scale-up", "mixed-day"])
+def test_a_json_scenario_loads_as_its_yaml_twin(name: str, tmp_path: Path) -> None:
+    """Large generated scenarios come as JSON (a List holding the Scenario); read as plan reads snapshots."""
+    source = EXAMPLES / f"{name}.yaml"
+    docs = [d for d in yaml.load_all(source.read_text(), Loader=yaml.SafeLoader) if d is not None]
+    as_json = tmp_path / f"{name}.json"
+    as_json.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, default=str))
+    from_yaml, from_json = load_scenario(source), load_scenario(as_json)
+    assert dataclasses.replace(from_json, source=from_yaml.source) == from_yaml
+
+
+@pytest.mark.parametrize(("suffix", "text", "message"), [
+    pytest.param(".json", '{"kind": "List", "items": [', "invalid JSON", id="broken-json"),
+    pytest.param(".yaml", "{kind: Scenario, spec: [", "invalid YAML", id="flow-yaml-not-json"),
+])
+def test_a_broken_file_is_one_line(suffix: str, text: str, message: str, tmp_path: Path) -> None:
+    path = tmp_path / f"s{suffix}"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        load_scenario(path)
