@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from autoscaler.clusterstate import ClusterState, NodeState, Readiness, build_cluster_state, snapshot_node
 from autoscaler.config import Options
+from autoscaler.scaledown.local_volumes import pinned_local_volumes
 from autoscaler.templates import TemplateNode, build_templates, instantiate
 from cloudproviders.interface import CloudProvider
 from kube.model import ClusterObjects, Node, Pod
@@ -44,6 +45,8 @@ class PodIndex:
     #: Scheduled pods with host ports, and with required anti-affinity, in ``pods`` order.
     ports: list[Pod]
     anti_affinity: list[Pod]
+    #: Nodes with a pod being deleted (their utilization and drain read the clock).
+    deleting: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +61,44 @@ class ContextMemo:
     pods: PodIndex
     #: node -> (the node, its pod list, its utilization), for nodes whose pods read no clock.
     utilization: dict[str, tuple[Node, list[Pod], Utilization]]
+    #: The pinned local volumes per node, with what they were computed from (``_volume_inputs``).
+    pinned: tuple[tuple[object, ...], dict[str, list[str]]] | None = None
 
 
 def _same_list(a: list[Pod], b: list[Pod]) -> bool:
     return len(a) == len(b) and all(map(operator.is_, a, b))
+
+
+def _same_items(a: list[object] | tuple[object, ...], b: list[object] | tuple[object, ...]) -> bool:
+    if len(a) != len(b):
+        return False
+    if all(map(operator.is_, a, b)):
+        return True
+    return all(x is y or same(x, y) for x, y in zip(a, b, strict=True))
+
+
+def same(a: object, b: object) -> bool:
+    """Equal for a reader of model objects: identical, or equal element by element in the same order.
+
+    Identity first (the watch caches keep an unchanged object), ``==`` on frozen
+    dataclasses otherwise; lists, tuples and dicts compare in order, since order can
+    decide a first-fit placement.
+    """
+    if a is b:
+        return True
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return type(a) is type(b) and _same_items(a, b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        if len(a) != len(b):
+            return False
+        return all(ka == kb and (va is vb or same(va, vb))
+                   for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True))
+    return bool(a == b)
+
+
+def _volume_inputs(objects: ClusterObjects) -> tuple[object, ...]:
+    """What ``pinned_local_volumes`` reads besides the options."""
+    return (objects.volumes, objects.claims, objects.storage_classes, objects.nodes)
 
 
 def index_pods(pods: list[Pod], cutoff: int, previous: ContextMemo | None = None) -> PodIndex:
@@ -74,6 +111,7 @@ def index_pods(pods: list[Pod], cutoff: int, previous: ContextMemo | None = None
     by_node: dict[str, list[Pod]] = {}
     ports: list[Pod] = []
     anti: list[Pod] = []
+    deleting: set[str] = set()
     for pod in pods:
         name = pod.node_name
         if not name or pod.is_terminal or pod.priority < cutoff:  # expendable pods are not counted
@@ -88,11 +126,13 @@ def index_pods(pods: list[Pod], cutoff: int, previous: ContextMemo | None = None
             ports.append(pod)
         if sched.anti_affinity:
             anti.append(pod)
+        if pod.deleted is not None:
+            deleting.add(name)
     totals: dict[str, tuple[int, int, int]] = {}
     for name, on in by_node.items():
         reqs = [p.requests for p in on]
         totals[name] = (sum(r.cpu for r in reqs), sum(r.memory for r in reqs), sum(r.ephemeral_storage for r in reqs))
-    return PodIndex(pods, cutoff, scheduled, by_node, totals, ports, anti)
+    return PodIndex(pods, cutoff, scheduled, by_node, totals, ports, anti, frozenset(deleting))
 
 
 @dataclass(slots=True)
@@ -116,6 +156,22 @@ class LoopContext:
     _utilization: dict[str, Utilization] = field(default_factory=dict)
     pod_index: PodIndex | None = None
     previous: ContextMemo | None = None
+    _pinned: dict[str, list[str]] | None = None
+
+    def pinned_local_volumes(self) -> dict[str, list[str]]:
+        """node -> bound PVs pinned to it whose data cannot be migrated (storage-semantics 3.6); read only.
+
+        Once per loop, and kept from the last loop while the volumes, claims, classes and
+        nodes are the same objects.
+        """
+        if self._pinned is None:
+            kept = self.previous.pinned if self.previous is not None else None
+            if kept is not None and same(kept[0], _volume_inputs(self.objects)):
+                self._pinned = kept[1]
+            else:
+                nodes = {s.name: s.node for s in self.state.nodes}
+                self._pinned = pinned_local_volumes(self.objects, self.volumes, nodes)
+        return self._pinned
 
     def utilization(self, state: NodeState) -> Utilization:
         """The node's utilization as scale-down and the report read it, computed once per loop."""
@@ -139,11 +195,13 @@ class LoopContext:
         if self.pod_index is None:
             return None
         by_node = self.pods_by_node
-        nodes = {s.name: s.node for s in self.state.nodes}
+        nodes = {s.node.name: s.node for s in self.state.nodes}
         # A node whose pods are being deleted reads the clock (long-terminating pods): not kept.
+        deleting = self.pod_index.deleting
         kept = {name: (nodes[name], by_node.get(name, _NO_PODS), util) for name, util in self._utilization.items()
-                if name in nodes and all(p.deleted is None for p in by_node.get(name, _NO_PODS))}
-        return ContextMemo(self.options, self.pod_index, kept)
+                if name in nodes and name not in deleting}
+        pinned = (_volume_inputs(self.objects), self._pinned) if self._pinned is not None else None
+        return ContextMemo(self.options, self.pod_index, kept, pinned)
 
 
 _NO_PODS: list[Pod] = []

@@ -30,7 +30,6 @@ from autoscaler.clusterstate import Readiness
 from autoscaler.config import ScaleDownMode
 from autoscaler.context import LoopContext
 from autoscaler.scaledown.eligibility import Candidate, GroupBudget, check_eligibility
-from autoscaler.scaledown.local_volumes import pinned_local_volumes as node_local_volumes
 from autoscaler.scaledown.reuse import PassRecord, pass_inputs, reusable, termination_flips
 from autoscaler.scaledown.types import (
     SIMULATION_TIMED_OUT,
@@ -64,11 +63,6 @@ def _drain_context(sim: LoopContext) -> DrainContext:
         guard=guard,
         storage_aware=opts.storage_aware,
     )
-
-
-def pinned_local_volumes(sim: LoopContext) -> dict[str, list[str]]:
-    """node -> bound PVs pinned to it whose data cannot be migrated (storage-semantics 3.6)."""
-    return node_local_volumes(sim.objects, sim.volumes, {s.name: s.node for s in sim.state.nodes})
 
 
 def _describe_block(drain: NodeDrain) -> str:
@@ -159,7 +153,7 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
 
     candidates, unremovable = check_eligibility(sim, memory)
     kept: list[Unremovable] = list(unremovable)
-    local_volumes = pinned_local_volumes(sim)
+    local_volumes = sim.pinned_local_volumes()
     # Empty nodes first (upstream), then by name for a stable order.
     ordered = sorted(candidates, key=lambda c: (not c.looks_empty, c.name))
     cluster_wide = sim.options.scale_down.mode == ScaleDownMode.CLUSTER_WIDE

@@ -26,18 +26,17 @@ keep in its ``ScaleDownPlan`` and only the loop stores it.
 from __future__ import annotations
 
 import dataclasses
-import operator
 from dataclasses import dataclass
 
 from autoscaler.config import Options
-from autoscaler.context import LoopContext
+from autoscaler.context import LoopContext, same
 from autoscaler.scaledown.eligibility import Candidate
 from autoscaler.scaledown.types import RemovalCandidate, Unremovable
 from cloudproviders.interface import price_of
 from simulator.drainability.rules import LONG_TERMINATING_EXTRA_SECONDS as DRAIN_EXTRA
 from simulator.utilization import LONG_TERMINATING_EXTRA_SECONDS as UTIL_EXTRA
 
-__all__ = ["PassInputs", "PassRecord", "pass_inputs", "reusable"]
+__all__ = ["PassInputs", "PassRecord", "pass_inputs", "reusable", "same"]
 
 #: ClusterObjects fields the removal pass does not read (the pass is unaffected by them).
 _NOT_READ = frozenset({"warnings", "priority_config"})
@@ -72,28 +71,6 @@ class PassRecord:
     flips: tuple[float, ...]
     removable: tuple[RemovalCandidate, ...]
     unremovable: tuple[Unremovable, ...]
-
-
-def _same_items(a: list[object] | tuple[object, ...], b: list[object] | tuple[object, ...]) -> bool:
-    if len(a) != len(b):
-        return False
-    if all(map(operator.is_, a, b)):
-        return True
-    return all(x is y or same(x, y) for x, y in zip(a, b, strict=True))
-
-
-def same(a: object, b: object) -> bool:
-    """Equal for the pass: identical, or equal element by element in the same order."""
-    if a is b:
-        return True
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return type(a) is type(b) and _same_items(a, b)
-    if isinstance(a, dict) and isinstance(b, dict):
-        if len(a) != len(b):
-            return False
-        return all(ka == kb and (va is vb or same(va, vb))
-                   for (ka, va), (kb, vb) in zip(a.items(), b.items(), strict=True))
-    return bool(a == b)
 
 
 def pass_inputs(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[str, list[str]]) -> PassInputs:
