@@ -1,7 +1,8 @@
 """Incremental scale-down: the last removal pass is kept while nothing it read has changed.
 
 The removal pass (``planner._per_node_pass``, ``cluster_wide.plan_cluster_wide``) is a
-pure function of the loop's context: the cluster objects, the nodes' groups and
+pure function of the loop's context: the cluster objects (of the pods, the scheduled
+ones: pending pods are not simulated), the nodes' groups and
 readiness, the upcoming template copies in the snapshot, the groups' sizes and prices,
 the options, the ordered candidates and the nodes holding pinned local volumes, and
 ``now``, which it reads only to tell long-terminating pods (a pod's deletion time plus
@@ -33,13 +34,16 @@ from autoscaler.context import LoopContext, same
 from autoscaler.scaledown.eligibility import Candidate
 from autoscaler.scaledown.types import RemovalCandidate, Unremovable
 from cloudproviders.interface import price_of
+from kube.model import Pod
 from simulator.drainability.rules import LONG_TERMINATING_EXTRA_SECONDS as DRAIN_EXTRA
 from simulator.utilization import LONG_TERMINATING_EXTRA_SECONDS as UTIL_EXTRA
 
 __all__ = ["PassInputs", "PassRecord", "pass_inputs", "reusable", "same"]
 
-#: ClusterObjects fields the removal pass does not read (the pass is unaffected by them).
-_NOT_READ = frozenset({"warnings", "priority_config"})
+#: ClusterObjects fields the removal pass does not read (the pass is unaffected by them). Of the
+#: pods it reads only the scheduled ones (``LoopContext.pods_by_node``, the snapshot), kept in
+#: ``PassInputs.scheduled``: a pending pod coming or going does not change a removal verdict.
+_NOT_READ = frozenset({"warnings", "priority_config", "pods"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +53,8 @@ class PassInputs:
     options: Options
     #: The ClusterObjects fields, in declaration order (see ``_NOT_READ``).
     objects: tuple[object, ...]
+    #: The scheduled, non-terminal, non-expendable pods, in the cluster's order.
+    scheduled: list[Pod]
     #: (node, group, readiness, waiting for storage) per node of the cluster state.
     states: tuple[tuple[object, ...], ...]
     #: The snapshot's nodes past the live ones (upcoming template copies), with their pods and roles.
@@ -81,9 +87,12 @@ def pass_inputs(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[
     cluster_wide = sim.options.scale_down.mode == "cluster-wide"
     groups = tuple((name, g.target_size(), g.min_size(), price_of(g) if cluster_wide else None)
                    for name, g in sim.state.groups.items())
+    index = sim.pod_index
+    scheduled = index.scheduled if index is not None else [p for ps in sim.pods_by_node.values() for p in ps]
     return PassInputs(
         options=sim.options,
         objects=fields,
+        scheduled=scheduled,
         states=tuple((s.node, s.group, s.readiness, s.waiting_for_storage) for s in sim.state.nodes),
         added=added,
         groups=groups,
@@ -112,7 +121,7 @@ def reusable(record: PassRecord | None, inputs: PassInputs, now: float) -> bool:
         return False
     if not same(old.states, inputs.states) or not same(old.added, inputs.added):
         return False
-    if not same(old.objects, inputs.objects):
+    if not same(old.scheduled, inputs.scheduled) or not same(old.objects, inputs.objects):
         return False
     # Same pods, so the same flip instants: none may lie between the two loops' ``now``.
     lo, hi = min(record.now, now), max(record.now, now)

@@ -75,7 +75,10 @@ CASES = [
     pytest.param(_objects(w1=node("w1", labels={"zone": "b"})), False, id="changed-candidate-node"),
     pytest.param(_objects(extra=(pod("other", "1", "1Gi", "w2", owner=("ReplicaSet", "rs")),)), False,
                  id="new-pod-elsewhere"),
-    pytest.param(_objects(extra=(pod("pending", "1", "1Gi"),)), False, id="new-pending-pod"),
+    pytest.param(dataclasses.replace(BASE, pods=[*BASE.pods, pod("pending", "1", "1Gi")]), True,
+                 id="new-pending-pod-is-not-simulated"),
+    pytest.param(dataclasses.replace(BASE, pods=[*BASE.pods, pod("low", "1", "1Gi", "w2", priority=-100)]), True,
+                 id="new-expendable-pod-is-not-simulated"),
 ]
 
 
