@@ -145,8 +145,8 @@ def _decisions(world: World, loop: Autoscaler, loops: int, step: float) -> tuple
     pytest.param("storage-scale-down.yaml", 40, ("--storage-aware=false",), id="storage-scale-down-upstream"),
     pytest.param("storage-scale-up.yaml", 40, ("--storage-aware=true",), id="storage-scale-up"),
     pytest.param("cloud-stockout.yaml", 30, (), id="cloud-stockout"),
-    pytest.param("mixed-day.yaml", 70, (), id="mixed-day"),
-    pytest.param("mixed-day.yaml", 70, ("--scale-down-mode=cluster-wide",), id="mixed-day-cluster-wide"),
+    pytest.param("mixed-day.yaml", 250, (), id="mixed-day"),
+    pytest.param("mixed-day.yaml", 250, ("--scale-down-mode=cluster-wide",), id="mixed-day-cluster-wide"),
 ])
 def test_reuse_makes_the_same_decisions_as_re_simulating(scenario: str, minutes: int, flags: tuple[str, ...]) -> None:
     loaded = load_scenario(SCENARIOS / scenario)
