@@ -96,16 +96,25 @@ def same(a: object, b: object) -> bool:
     return bool(a == b)
 
 
+def shallow_copy(value: object) -> object:
+    """A list or dict copied (a cluster API may reuse and refill its containers), anything else as is."""
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return value
+
+
 def _volume_inputs(objects: ClusterObjects) -> tuple[object, ...]:
-    """What ``pinned_local_volumes`` reads besides the options."""
-    return (objects.volumes, objects.claims, objects.storage_classes, objects.nodes)
+    """What ``pinned_local_volumes`` reads besides the options (copied: kept for the next loop)."""
+    return tuple(shallow_copy(v) for v in (objects.volumes, objects.claims, objects.storage_classes, objects.nodes))
 
 
 def index_pods(pods: list[Pod], cutoff: int, previous: ContextMemo | None = None) -> PodIndex:
     """Group the scheduled pods per node (reused from ``previous`` while ``pods`` holds the same objects)."""
     if previous is not None:
         old = previous.pods
-        if old.cutoff == cutoff and (old.pods is pods or _same_list(old.pods, pods)):
+        if old.cutoff == cutoff and _same_list(old.pods, pods):
             return old
     scheduled: list[Pod] = []
     by_node: dict[str, list[Pod]] = {}
@@ -132,7 +141,8 @@ def index_pods(pods: list[Pod], cutoff: int, previous: ContextMemo | None = None
     for name, on in by_node.items():
         reqs = [p.requests for p in on]
         totals[name] = (sum(r.cpu for r in reqs), sum(r.memory for r in reqs), sum(r.ephemeral_storage for r in reqs))
-    return PodIndex(pods, cutoff, scheduled, by_node, totals, ports, anti, frozenset(deleting))
+    # A copy: the caller's list may be refilled in place before the next loop compares it.
+    return PodIndex(list(pods), cutoff, scheduled, by_node, totals, ports, anti, frozenset(deleting))
 
 
 @dataclass(slots=True)
@@ -166,7 +176,8 @@ class LoopContext:
         """
         if self._pinned is None:
             kept = self.previous.pinned if self.previous is not None else None
-            if kept is not None and same(kept[0], _volume_inputs(self.objects)):
+            if kept is not None and same(kept[0], (self.objects.volumes, self.objects.claims,
+                                                   self.objects.storage_classes, self.objects.nodes)):
                 self._pinned = kept[1]
             else:
                 nodes = {s.name: s.node for s in self.state.nodes}

@@ -30,7 +30,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from autoscaler.config import Options
-from autoscaler.context import LoopContext, same
+from autoscaler.context import LoopContext, same, shallow_copy
 from autoscaler.scaledown.eligibility import Candidate
 from autoscaler.scaledown.types import RemovalCandidate, Unremovable
 from cloudproviders.interface import price_of
@@ -81,7 +81,9 @@ class PassRecord:
 
 def pass_inputs(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[str, list[str]]) -> PassInputs:
     objects = sim.objects
-    fields = tuple(getattr(objects, f.name) for f in dataclasses.fields(objects) if f.name not in _NOT_READ)
+    # Copies of the containers: a cluster API may refill the same list or dict in place.
+    fields = tuple(shallow_copy(getattr(objects, f.name)) for f in dataclasses.fields(objects)
+                   if f.name not in _NOT_READ)
     snap = sim.snapshot
     added = tuple((snap.nodes[i], snap.roles[i], tuple(snap.pods_on[i])) for i in range(snap.base_count, snap.count))
     cluster_wide = sim.options.scale_down.mode == "cluster-wide"

@@ -179,3 +179,20 @@ def test_the_loop_reuses_the_pass_in_a_steady_cluster() -> None:
         world.advance(now + 10 * i)
         loop.run_once(now + 10 * i)
         assert loop.memory.last_pass is first, f"loop {i + 1} re-simulated an unchanged cluster"
+
+
+def test_a_pod_list_refilled_in_place_is_seen_as_changed() -> None:
+    """A cluster API may hand out the same list object with new contents: what was kept is a copy."""
+    objects = _objects()
+    memory = ScaleDownMemory()
+    provider = SnapshotProvider(objects.node_groups, objects.nodes)
+    first = run_once(objects, provider, options(*FLAGS), NOW, memory=memory)
+    assert "w1" in first.scale_down.unneeded
+    objects.pods[:] = [*objects.pods, pod("more", "7", "1Gi", "big", owner=("ReplicaSet", "rs")),
+                       pod("fill", "4", "1Gi", "w2", owner=("ReplicaSet", "rs"))]
+    objects.nodes[:] = list(objects.nodes)  # same nodes, same list object
+    decision = run_once(objects, provider, options(*FLAGS), NOW + 10, memory=_remember(first),
+                        previous=first.context_memo)
+    assert decision.scale_down.last_pass is not first.scale_down.last_pass
+    assert _verdicts(decision) == _verdicts(_fresh(objects, NOW + 10))
+    assert reasons(decision.scale_down).get("w1") == "NoPlaceToMovePods"
