@@ -5,6 +5,12 @@ the forkable snapshot (live nodes, their scheduled pods, and template copies for
 upcoming nodes), the volume index, the predicate checker and one template per
 group. Nodes that have not started are left out and replaced by their group's
 template, as upstream does; unready nodes stay but get the ``not-ready`` taint.
+
+A loop hands its ``ContextMemo`` to the next one (the loop keeps it; nothing else
+writes it): the scheduled pods grouped per node, each node's utilization and the
+pinned local volumes are taken from it while what they were derived from is the same
+objects (identity, or ``==`` on frozen model objects), so an unchanged cluster of
+300,000 pods costs a few comparisons instead of a pass over every pod.
 """
 
 from __future__ import annotations

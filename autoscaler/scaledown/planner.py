@@ -14,6 +14,8 @@ Pure: reads the loop's ``LoopContext`` and the memory kept between loops, return
    destination for the next (storage-semantics 3.2-3.3); pods an earlier removal
    moved onto a node move again if that node goes too. PDB budgets are spent
    across the pass.
+   The pass is kept in the plan (``last_pass``); the next loop reuses its verdicts
+   while nothing the pass reads has changed (``reuse.py``).
 3. Deletion (``deletion.py``): cooldowns, unneeded/unready time, then empty nodes in
    bulk within ``--max-scale-down-parallelism`` and at most ``--max-drain-parallelism``
    drained nodes.
