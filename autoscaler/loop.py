@@ -15,7 +15,8 @@
 The loop is the only writer of what is remembered between iterations: the
 scale-down memory (replaced from the plan and the actuator's status, with the last
 removal pass), the backoff, the provisioning state, cached templates, the context's
-memo. Planners and the actuator report; they never write it. Time is injected; the wall clock only measures how long a loop took.
+memo. Planners and the actuator report; they never write it. Time is injected; the
+wall clock only measures how long a loop took.
 If the cluster or the cloud cannot be read (``ViewUnavailable``, ``CloudError`` from
 ``refresh``), the error propagates and the caller skips the iteration.
 """
