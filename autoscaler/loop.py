@@ -13,9 +13,10 @@
    quota backs the group off), hand chosen nodes to the actuator.
 
 The loop is the only writer of what is remembered between iterations: the
-scale-down memory (replaced from the plan and the actuator's status), the backoff,
-the provisioning state, cached templates. Planners and the actuator report; they
-never write it. Time is injected; the wall clock only measures how long a loop took.
+scale-down memory (replaced from the plan and the actuator's status, with the last
+removal pass), the backoff, the provisioning state, cached templates, the context's
+memo. Planners and the actuator report; they never write it. Time is injected; the
+wall clock only measures how long a loop took.
 If the cluster or the cloud cannot be read (``ViewUnavailable``, ``CloudError`` from
 ``refresh``), the error propagates and the caller skips the iteration.
 """
@@ -35,6 +36,7 @@ from autoscaler.actuation.scaleup import increase_size
 from autoscaler.actuation.types import ActuationEvent, ActuationStatus
 from autoscaler.backoff import GroupBackoff
 from autoscaler.config import Options
+from autoscaler.context import ContextMemo
 from autoscaler.provisioning import ProvisioningReview, ProvisioningState, review_provisioning
 from autoscaler.records import EventKind, LoopRecord, ScaleEvent
 from autoscaler.runonce import LoopDecision, run_once
@@ -84,6 +86,11 @@ class Autoscaler:
     events: list[ScaleEvent] = field(default_factory=list)
     actuation: list[ActuationEvent] = field(default_factory=list)
     loops: int = 0
+    #: Keep the last scale-down pass and context for the next loop to reuse while their inputs
+    #: are unchanged (``scaledown/reuse.py``, ``context.py``); False recomputes every loop.
+    incremental: bool = True
+    #: What the last loop's context derived that this one may reuse (``autoscaler/context.py``).
+    context_memo: ContextMemo | None = None
 
     def __post_init__(self) -> None:
         self.actuator = Actuator(self.cluster, self.provider, self.options, self.executor)
@@ -109,8 +116,11 @@ class Autoscaler:
         self._remember(status, now)
         self.backoff.forget_stale(now)
         decision = run_once(objects, self.provider, self.options, now, memory=self.memory,
-                            template_cache=self.template_cache, backed_off=self.backoff.backed_off(now))
-        self.memory = dataclasses.replace(self.memory, unneeded_since=decision.scale_down.unneeded_since)
+                            template_cache=self.template_cache, backed_off=self.backoff.backed_off(now),
+                            previous=self.context_memo)
+        self.context_memo = decision.context_memo if self.incremental else None
+        self.memory = dataclasses.replace(self.memory, unneeded_since=decision.scale_down.unneeded_since,
+                                          last_pass=decision.scale_down.last_pass if self.incremental else None)
         if decision.scale_up.result is ScaleUpResult.SCALED_UP:
             self._scale_up(decision, now, new_events)
         to_delete = decision.scale_down.to_delete

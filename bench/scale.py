@@ -13,7 +13,8 @@ the same machine's ``json.load`` of the same file with the collector off:
   in this process the real ``Autoscaler`` loop runs over a cluster API that returns the
   converted objects (as the live adapter's caches would): one first loop, then
   ``--loops`` steady-state loops. Reported: mean and max loop time against the parse
-  time of the file.
+  time of the file. ``--churn N`` relabels N pods before each of those loops, so the
+  loop sees a cluster that changed (what is kept between loops is then recomputed).
 """
 
 from __future__ import annotations
@@ -118,7 +119,19 @@ class _StaticCluster:
         return record
 
 
+def _churn(objects: Any, count: int, step: int) -> None:
+    """Replace ``count`` scheduled pods by copies with a new label, as a watch event would."""
+    import dataclasses
+
+    pods = objects.pods
+    stride = max(1, len(pods) // count)
+    for k in range(count):
+        i = (k * stride + step) % len(pods)
+        pods[i] = dataclasses.replace(pods[i], labels={**pods[i].labels, "bench-churn": str(step)})
+
+
 def bench_loop(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
+    from app.gc import collector_paused
     from autoscaler.config import options_from_args
     from autoscaler.loop import Autoscaler
     from cloudproviders.snapshot import SnapshotProvider
@@ -140,15 +153,21 @@ def bench_loop(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
     provider = SnapshotProvider(objects.node_groups, objects.nodes)
     loop = Autoscaler(_StaticCluster(objects), provider, options)
     now = time.time()
-    first = loop.run_once(now).wall_seconds
+    # As the commands run it: the collector paused while a loop runs (app/gc.py).
+    with collector_paused():
+        first = loop.run_once(now).wall_seconds
     times: list[float] = []
     phases: list[dict[str, float]] = []
     for i in range(args.loops):
-        record = loop.run_once(now + 10.0 * (i + 1))
+        if args.churn:
+            _churn(objects, args.churn, i)
+        with collector_paused():
+            record = loop.run_once(now + 10.0 * (i + 1))
         times.append(record.wall_seconds)
         phases.append(record.decision.timings)
     mean = statistics.mean(times)
-    return {"nodes": args.nodes, "pods": len(objects.pods), "parseSeconds": parse, "firstLoopSeconds": first,
+    return {"nodes": args.nodes, "pods": len(objects.pods), "churn": args.churn, "parseSeconds": parse,
+            "firstLoopSeconds": first,
             "meanLoopSeconds": mean, "maxLoopSeconds": max(times), "ratioToParse": mean / parse,
             "meanPhases": {k: statistics.mean(p.get(k, 0.0) for p in phases) for k in phases[0]}}
 
@@ -160,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pending", type=int, default=50000)
     parser.add_argument("--nodes", type=int, default=10000, help="nodes of the loop case")
     parser.add_argument("--loops", type=int, default=5, help="steady-state loops of the loop case")
+    parser.add_argument("--churn", type=int, default=0,
+                        help="loop case: pods changed (relabelled) before each steady-state loop")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=1800.0)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)

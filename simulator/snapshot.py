@@ -15,7 +15,7 @@ nodes of the real cluster.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -213,6 +213,50 @@ class ClusterSnapshot:
         self.free_pods[:n] -= count
         self.version += 1
         return orphans
+
+    def load_grouped(self, groups: Mapping[str, Sequence[Pod]], totals: Mapping[str, tuple[int, int, int]],
+                     ports: Iterable[Pod], anti_affinity: Iterable[Pod]) -> list[str]:
+        """``load_pods`` for pods already grouped per node name; returns the names not in the snapshot.
+
+        ``groups``: each node's pods in the order ``load_pods`` would meet them; ``totals``:
+        their summed CPU, memory and ephemeral-storage requests per node; ``ports`` and
+        ``anti_affinity``: the pods with host ports and with required anti-affinity, in that
+        order. The result is the state ``load_pods`` leaves (extended resources are counted
+        when first read, from ``pods_on``, as for every snapshot). Not journaled.
+        """
+        index = self.index
+        pods_on = self.pods_on
+        rows: list[int] = []
+        sums: list[tuple[int, int, int, int]] = []
+        missing: list[str] = []
+        for name, pods in groups.items():
+            idx = index.get(name)
+            if idx is None:
+                missing.append(name)
+                continue
+            pods_on[idx].extend(pods)
+            cpu, memory, ephemeral = totals[name]
+            rows.append(idx)
+            sums.append((cpu, memory, ephemeral, len(pods)))
+        if rows:
+            at = np.array(rows, np.intp)
+            values = np.array(sums, np.int64)
+            self.free_cpu[at] -= values[:, 0]
+            self.free_memory[at] -= values[:, 1]
+            self.free_ephemeral[at] -= values[:, 2]
+            self.free_pods[at] -= values[:, 3]
+        for name in list(self.extended):
+            del self.extended[name]  # recomputed from pods_on when next read
+        for pod in ports:
+            idx = index.get(pod.node_name)
+            if idx is not None:
+                self.pods_with_ports.setdefault(idx, []).append(pod)
+        for pod in anti_affinity:
+            idx = index.get(pod.node_name)
+            if idx is not None:
+                self.anti_affinity_pods.append((idx, pod))
+        self.version += 1
+        return missing
 
     # --- fork / revert / commit ---------------------------------------------------
     def fork(self) -> None:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
+from app.gc import collector_paused
 from app.run.events import EventEmitter, GroupSize
 from app.run.metrics import Metrics
 from app.run.seams import ActLog, GuardedCluster, GuardedProvider
@@ -97,7 +98,8 @@ class LiveLoop:
             self.provider.refresh()
             timings["cloudProviderRefresh"] = self.wall_clock() - started
             before = self.wall_clock()
-            decision = self._decide(now)
+            with collector_paused():  # no full collection in the middle of a loop (app/gc.py)
+                decision = self._decide(now)
             timings["runOnce"] = self.wall_clock() - before
         except ViewUnavailable as exc:
             self.metrics.errors_total.labels("apiCallError").inc()

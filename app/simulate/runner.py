@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from app.gc import collector_paused
 from autoscaler.actuation.types import ActuationEvent
 from autoscaler.config import Options
 from autoscaler.loop import Autoscaler, ScaleEvent
@@ -57,7 +58,8 @@ def run_scenario(scenario: Scenario, options: Options, *, progress: Callable[[st
     for i in range(loops):
         now = start + i * step
         world.advance(now)
-        record = autoscaler.run_once(now)
+        with collector_paused():  # no full collection in the middle of a loop (app/gc.py)
+            record = autoscaler.run_once(now)
         sample = world.sample()
         result.timeline.append(TimelinePoint(now - start, dict(sample.nodes), sample.pending,
                                              sample.storage_utilization, record.wall_seconds))

@@ -35,7 +35,7 @@ import numpy as np
 from autoscaler.clusterstate import Readiness
 from autoscaler.context import LoopContext
 from autoscaler.scaledown.eligibility import Candidate, GroupBudget
-from autoscaler.scaledown.types import RemovalCandidate, Unremovable, UnremovableReason
+from autoscaler.scaledown.types import SIMULATION_TIMED_OUT, RemovalCandidate, Unremovable, UnremovableReason
 from cloudproviders.interface import price_of
 from simulator.snapshot import BoolArray, IntArray
 
@@ -142,8 +142,7 @@ def plan_cluster_wide(sim: LoopContext, ordered: list[Candidate], local_volumes:
                                            f"cluster utilization without this node: {over}"))
             continue
         if clock() > deadline:
-            unremovable.append(Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR,
-                                           "scale-down simulation timed out (--scale-down-simulation-timeout)"))
+            unremovable.append(Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR, SIMULATION_TIMED_OUT))
             continue
         snap.fork()
         removal.ctx.pdbs.fork()

@@ -14,6 +14,8 @@ Pure: reads the loop's ``LoopContext`` and the memory kept between loops, return
    destination for the next (storage-semantics 3.2-3.3); pods an earlier removal
    moved onto a node move again if that node goes too. PDB budgets are spent
    across the pass.
+   The pass is kept in the plan (``last_pass``); the next loop reuses its verdicts
+   while nothing the pass reads has changed (``reuse.py``).
 3. Deletion (``deletion.py``): cooldowns, unneeded/unready time, then empty nodes in
    bulk within ``--max-scale-down-parallelism`` and at most ``--max-drain-parallelism``
    drained nodes.
@@ -30,8 +32,9 @@ from autoscaler.clusterstate import Readiness
 from autoscaler.config import ScaleDownMode
 from autoscaler.context import LoopContext
 from autoscaler.scaledown.eligibility import Candidate, GroupBudget, check_eligibility
-from autoscaler.scaledown.local_volumes import pinned_local_volumes as node_local_volumes
+from autoscaler.scaledown.reuse import PassRecord, pass_inputs, reusable, termination_flips
 from autoscaler.scaledown.types import (
+    SIMULATION_TIMED_OUT,
     RemovalCandidate,
     ScaleDownMemory,
     ScaleDownPlan,
@@ -63,11 +66,6 @@ def _drain_context(sim: LoopContext) -> DrainContext:
         guard=guard,
         storage_aware=opts.storage_aware,
     )
-
-
-def pinned_local_volumes(sim: LoopContext) -> dict[str, list[str]]:
-    """node -> bound PVs pinned to it whose data cannot be migrated (storage-semantics 3.6)."""
-    return node_local_volumes(sim.objects, sim.volumes, {s.name: s.node for s in sim.state.nodes})
 
 
 def _describe_block(drain: NodeDrain) -> str:
@@ -158,18 +156,27 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
 
     candidates, unremovable = check_eligibility(sim, memory)
     kept: list[Unremovable] = list(unremovable)
-    local_volumes = pinned_local_volumes(sim)
+    local_volumes = sim.pinned_local_volumes()
     # Empty nodes first (upstream), then by name for a stable order.
     ordered = sorted(candidates, key=lambda c: (not c.looks_empty, c.name))
     cluster_wide = sim.options.scale_down.mode == ScaleDownMode.CLUSTER_WIDE
-    if cluster_wide:
-        removable, more = plan_cluster_wide(sim, ordered, local_volumes, clock)
+    inputs = pass_inputs(sim, ordered, local_volumes)
+    record = memory.last_pass
+    if record is not None and reusable(record, inputs, sim.now):
+        # Nothing the pass reads has changed since it ran: its verdicts stand (reuse.py).
+        removable, more = list(record.removable), list(record.unremovable)
     else:
-        sim.snapshot.fork()
-        try:
-            removable, more = _per_node_pass(sim, ordered, local_volumes, clock)
-        finally:
-            sim.snapshot.revert()
+        if cluster_wide:
+            removable, more = plan_cluster_wide(sim, ordered, local_volumes, clock)
+        else:
+            sim.snapshot.fork()
+            try:
+                removable, more = _per_node_pass(sim, ordered, local_volumes, clock)
+            finally:
+                sim.snapshot.revert()
+        timed_out = any(u.detail == SIMULATION_TIMED_OUT for u in more)
+        record = None if timed_out else PassRecord(inputs, sim.now, termination_flips(sim), tuple(removable),
+                                                   tuple(more))
     kept.extend(more)
     since = unneeded_since(removable, memory, sim.now)
     # Cluster-wide mode judged each node alone: removing two at once could break the thresholds.
@@ -179,7 +186,7 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     return ScaleDownPlan(
         ScaleDownResult.SCALED_DOWN if removed else ScaleDownResult.NO_NODES_REMOVED,
         removed=removed, unneeded=sorted(r.node for r in removable), unremovable=kept,
-        to_delete=to_delete, waiting=waiting, unneeded_since=since,
+        to_delete=to_delete, waiting=waiting, unneeded_since=since, last_pass=record,
     )
 
 
@@ -201,8 +208,7 @@ def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: di
             unremovable.append(limit)
             continue
         if clock() > deadline:
-            unremovable.append(Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR,
-                                           "scale-down simulation timed out (--scale-down-simulation-timeout)"))
+            unremovable.append(Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR, SIMULATION_TIMED_OUT))
             continue
         result = removal.try_remove(cand)
         if isinstance(result, Unremovable):

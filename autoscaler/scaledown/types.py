@@ -10,10 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from simulator.drainability import NodeDrain
 
+if TYPE_CHECKING:
+    from autoscaler.scaledown.reuse import PassRecord
+
 __all__ = [
+    "SIMULATION_TIMED_OUT",
     "RemovalCandidate",
     "ScaleDownMemory",
     "ScaleDownPlan",
@@ -21,6 +26,10 @@ __all__ = [
     "Unremovable",
     "UnremovableReason",
 ]
+
+
+#: The detail of a candidate the pass had no time left for (its verdict depends on the clock).
+SIMULATION_TIMED_OUT = "scale-down simulation timed out (--scale-down-simulation-timeout)"
 
 
 class ScaleDownResult(StrEnum):
@@ -92,11 +101,16 @@ class ScaleDownPlan:
     #: node -> since when it has been unneeded, as of this loop: the loop stores it as the
     #: next loop's ``ScaleDownMemory.unneeded_since`` (the planner never writes memory).
     unneeded_since: Mapping[str, float] = field(default_factory=dict)
+    #: The removal pass's inputs and verdicts, for the loop to keep as the next loop's
+    #: ``ScaleDownMemory.last_pass`` (``reuse.py``); None when there is nothing to keep.
+    last_pass: PassRecord | None = None
 
     @classmethod
-    def skipped(cls, why: str, unneeded_since: Mapping[str, float] | None = None) -> ScaleDownPlan:
-        """Nothing planned; ``unneeded_since`` carries the memory over unchanged (upstream keeps it)."""
-        return cls(ScaleDownResult.SKIPPED, skipped_because=why, unneeded_since=dict(unneeded_since or {}))
+    def skipped(cls, why: str, unneeded_since: Mapping[str, float] | None = None,
+                last_pass: PassRecord | None = None) -> ScaleDownPlan:
+        """Nothing planned; ``unneeded_since`` and ``last_pass`` carry the memory over unchanged (upstream keeps it)."""
+        return cls(ScaleDownResult.SKIPPED, skipped_because=why, unneeded_since=dict(unneeded_since or {}),
+                   last_pass=last_pass)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,3 +128,5 @@ class ScaleDownMemory:
     last_failure: float | None = None
     #: Drained nodes whose deletion is still in progress (as the actuator last reported).
     deletions_in_progress: frozenset[str] = frozenset()
+    #: The last removal pass, reused while nothing it read has changed (``reuse.py``).
+    last_pass: PassRecord | None = None

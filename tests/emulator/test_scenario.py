@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from emulator.scenario import load_scenario, parse_duration, parse_scenario
+from emulator.scenario import _StringTimesLoader, load_scenario, parse_duration, parse_scenario
 from emulator.world import World
 from kube.convert import InputError
 from tests.emulator.worlds import START, deployment, make_world, scenario_json
@@ -162,3 +164,69 @@ def test_examples_load_and_build(name: str) -> None:
     world = World(scenario)
     world.advance(world.start + 600)
     assert world.metrics.data_loss_events == []
+
+
+@pytest.mark.parametrize("name", ["storage-scale-up", "mixed-day"])
+def test_a_json_scenario_loads_as_its_yaml_twin(name: str, tmp_path: Path) -> None:
+    """Large generated scenarios come as JSON (a List holding the Scenario); read as plan reads snapshots."""
+    source = EXAMPLES / f"{name}.yaml"
+    docs = [d for d in yaml.load_all(source.read_text(), Loader=yaml.SafeLoader) if d is not None]
+    as_json = tmp_path / f"{name}.json"
+    as_json.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, default=str))
+    from_yaml, from_json = load_scenario(source), load_scenario(as_json)
+    assert dataclasses.replace(from_json, source=from_yaml.source) == from_yaml
+
+
+@pytest.mark.parametrize(("suffix", "text", "message"), [
+    pytest.param(".json", '{"kind": "List", "items": [', "invalid JSON", id="broken-json"),
+    pytest.param(".yaml", "{kind: Scenario, spec: [", "invalid YAML", id="flow-yaml-not-json"),
+])
+def test_a_broken_file_is_one_line(suffix: str, text: str, message: str, tmp_path: Path) -> None:
+    path = tmp_path / f"s{suffix}"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        load_scenario(path)
+
+
+class _SafeStringTimes(yaml.SafeLoader):
+    """The pure-Python safe loader with the scenario loader's resolvers: the reference result."""
+
+
+_SafeStringTimes.yaml_implicit_resolvers = _StringTimesLoader.yaml_implicit_resolvers
+
+TRICKY_YAML = """
+base: &b {x: 1, y: [1, 2.5, {z: yes, n: ~}], t: 2026-01-01T00:00:00Z}
+merged: {<<: *b, y: 3}
+alias: *b
+tagged: !!str 12
+hex: 0x1F
+set: !!set {a, b}
+bin: !!binary aGVsbG8=
+seq: &s [a, *b, '', {}]
+again: *s
+"""
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param(TRICKY_YAML, id="anchors-merge-keys-and-tags"),
+    *(pytest.param(p.read_text(), id=p.stem) for p in sorted(EXAMPLES.glob("*.yaml"))),
+])
+def test_the_fast_builder_gives_the_safe_loaders_documents(text: str) -> None:
+    fast = list(yaml.load_all(text, Loader=_StringTimesLoader))
+    assert fast == list(yaml.load_all(text, Loader=_SafeStringTimes))
+    if text is TRICKY_YAML:
+        doc = fast[0]
+        assert doc["alias"] is doc["base"] and doc["again"] is doc["seq"], "an alias is the same object"
+        assert doc["base"]["t"] == "2026-01-01T00:00:00Z"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    pytest.param("{[1]: 2}\n", "invalid YAML", id="unhashable-key"),
+    pytest.param("a: !!python/object:os.system {}\n", "invalid YAML", id="unsafe-tag"),
+    pytest.param("a: !!int x\n", "invalid YAML", id="bad-int"),
+])
+def test_the_fast_builder_refuses_what_the_safe_loader_refuses(text: str, message: str, tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        load_scenario(path)

@@ -1,0 +1,136 @@
+"""Incremental scale-down: the last removal pass is kept while nothing it read has changed.
+
+The removal pass (``planner._per_node_pass``, ``cluster_wide.plan_cluster_wide``) is a
+pure function of the loop's context: the cluster objects (of the pods, the scheduled
+ones and the pending ones filter-out-schedulable fitted onto nodes), the nodes' groups and
+readiness, the upcoming template copies in the snapshot, the groups' sizes and prices,
+the options, the ordered candidates and the nodes holding pinned local volumes, and
+``now``, which it reads only to tell long-terminating pods (a pod's deletion time plus
+its grace period plus a margin). ``PassInputs`` captures all of it; when this loop's
+inputs match the last recorded ones, the last verdicts are this loop's verdicts, and
+the pass is not run. A candidate's verdict depends on the placements committed for the
+candidates before it and on every node that could be a destination, so the pass is
+reused whole or run again whole.
+
+"Matches" is identity first: the live adapter's caches and the emulator keep the same
+frozen object while it is unchanged, so comparing 300,000 pods is one pass of ``is``
+over two lists. Objects that are rebuilt every loop (a PDB's status, a namespace's
+labels, the upcoming template copies) fall back to ``==``, which on frozen dataclasses
+compares every field. Order matters (it decides first-fit placements), so lists and
+dicts compare in order. A pass that hit ``--scale-down-simulation-timeout`` is not
+kept: its verdicts depend on the clock.
+
+The record lives in ``ScaleDownMemory.last_pass``; the planner returns the record to
+keep in its ``ScaleDownPlan`` and only the loop stores it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from autoscaler.config import Options
+from autoscaler.context import LoopContext, same, shallow_copy
+from autoscaler.scaledown.eligibility import Candidate
+from autoscaler.scaledown.types import RemovalCandidate, Unremovable
+from cloudproviders.interface import price_of
+from kube.model import Pod
+from simulator.drainability.rules import LONG_TERMINATING_EXTRA_SECONDS as DRAIN_EXTRA
+from simulator.utilization import LONG_TERMINATING_EXTRA_SECONDS as UTIL_EXTRA
+
+__all__ = ["PassInputs", "PassRecord", "pass_inputs", "reusable", "same"]
+
+#: ClusterObjects fields the removal pass does not read (the pass is unaffected by them). Of the
+#: pods it reads the scheduled ones (``LoopContext.pods_by_node``, the snapshot), kept in
+#: ``PassInputs.scheduled``, and the pending pods filter-out-schedulable fitted onto nodes,
+#: kept in ``PassInputs.placed``; other pending pods do not change a removal verdict.
+_NOT_READ = frozenset({"warnings", "priority_config", "pods"})
+
+
+@dataclass(frozen=True, slots=True)
+class PassInputs:
+    """Everything one removal pass read, held by reference (compared with ``same``)."""
+
+    options: Options
+    #: The ClusterObjects fields, in declaration order (see ``_NOT_READ``).
+    objects: tuple[object, ...]
+    #: The scheduled, non-terminal, non-expendable pods, in the cluster's order.
+    scheduled: list[Pod]
+    #: (node, group, readiness, waiting for storage) per node of the cluster state.
+    states: tuple[tuple[object, ...], ...]
+    #: The snapshot's nodes past the live ones (upcoming template copies), with their pods and roles.
+    added: tuple[tuple[object, ...], ...]
+    #: (name, target size, min size, price) per group.
+    groups: tuple[tuple[object, ...], ...]
+    #: (name, group, looks empty) of the candidates, in the pass's order.
+    candidates: tuple[tuple[str, str, bool], ...]
+    local_volumes: dict[str, list[str]]
+    mode: str
+    #: Pending pods filter-out-schedulable fitted onto nodes (they count as running there).
+    placed: tuple[tuple[Pod, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PassRecord:
+    """One pass's inputs and its verdicts, in the order the pass produced them."""
+
+    inputs: PassInputs
+    #: When the pass ran, and the instants at which a scheduled pod becomes long-terminating.
+    now: float
+    flips: tuple[float, ...]
+    removable: tuple[RemovalCandidate, ...]
+    unremovable: tuple[Unremovable, ...]
+
+
+def pass_inputs(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[str, list[str]]) -> PassInputs:
+    objects = sim.objects
+    # Copies of the containers: a cluster API may refill the same list or dict in place.
+    fields = tuple(shallow_copy(getattr(objects, f.name)) for f in dataclasses.fields(objects)
+                   if f.name not in _NOT_READ)
+    snap = sim.snapshot
+    added = tuple((snap.nodes[i], snap.roles[i], tuple(snap.pods_on[i])) for i in range(snap.base_count, snap.count))
+    cluster_wide = sim.options.scale_down.mode == "cluster-wide"
+    groups = tuple((name, g.target_size(), g.min_size(), price_of(g) if cluster_wide else None)
+                   for name, g in sim.state.groups.items())
+    index = sim.pod_index
+    scheduled = index.scheduled if index is not None else [p for ps in sim.pods_by_node.values() for p in ps]
+    return PassInputs(
+        options=sim.options,
+        objects=fields,
+        scheduled=scheduled,
+        states=tuple((s.node, s.group, s.readiness, s.waiting_for_storage) for s in sim.state.nodes),
+        added=added,
+        groups=groups,
+        candidates=tuple((c.name, c.group, c.looks_empty) for c in ordered),
+        local_volumes=local_volumes,
+        mode=str(sim.options.scale_down.mode),
+        placed=sim.placed,
+    )
+
+
+def termination_flips(sim: LoopContext) -> tuple[float, ...]:
+    """When each scheduled pod being deleted turns long-terminating (utilization and drain rules)."""
+    return tuple(sorted({p.deleted + p.grace_seconds + extra for pods in sim.pods_by_node.values()
+                         for p in pods if p.deleted is not None for extra in (UTIL_EXTRA, DRAIN_EXTRA)}))
+
+
+def reusable(record: PassRecord | None, inputs: PassInputs, now: float) -> bool:
+    """Whether ``record``'s verdicts are the verdicts a pass over ``inputs`` at ``now`` would reach."""
+    if record is None:
+        return False
+    old = record.inputs
+    if not (old.options is inputs.options or old.options == inputs.options):
+        return False
+    if old.mode != inputs.mode or not same(old.candidates, inputs.candidates):
+        return False
+    if not same(old.groups, inputs.groups) or not same(old.local_volumes, inputs.local_volumes):
+        return False
+    if not same(old.states, inputs.states) or not same(old.added, inputs.added):
+        return False
+    if not same(old.scheduled, inputs.scheduled) or not same(old.objects, inputs.objects):
+        return False
+    if not same(old.placed, inputs.placed):
+        return False
+    # Same pods, so the same flip instants: none may lie between the two loops' ``now``.
+    lo, hi = min(record.now, now), max(record.now, now)
+    return not any(lo <= t < hi for t in record.flips)
