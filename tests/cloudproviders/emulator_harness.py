@@ -3,9 +3,10 @@
 The world holds the two conformance groups; ``general``'s two nodes are registered from
 the start and nothing advances the simulated clock, so requested nodes stay provisioning.
 The emulator's groups list members as ``snapshot:///<group>/<node>`` and map nodes by
-name, so ``node_for`` names the node after the ID's last segment. SimCloud has no typed
-fault injection (``fail_deletes`` raises a plain ``CloudError``; ``increase_size`` has
-none), so every fault case skips here.
+name, so ``node_for`` names the node after the ID's last segment. The simulated cloud's
+faults are scenario-driven (``cloudFaults`` time windows) and its transient errors are
+retried by the loop, not inside the provider as real SDK-backed providers do, so the
+wire-level fault cases skip here; ``tests/emulator/test_cloud_faults.py`` covers them.
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ class EmulatorHarness:
         return dataclasses.replace(node(name, cpu, memory, labels=labels), provider_id=instance.id)
 
     def fail_next(self, operation: Operation, kind: FaultKind) -> None:
-        pytest.skip(f"emulator: SimCloud has no typed fault injection ({operation}/{kind}); "
-                    "its fail_deletes raises an untyped CloudError")
+        pytest.skip(f"emulator: faults are scenario time windows and retries are the loop's ({operation}/{kind}); "
+                    "see tests/emulator/test_cloud_faults.py")
 
 
 @contextmanager
