@@ -21,6 +21,9 @@ from botocore.config import Config  # type: ignore[import-untyped]
 
 from cloudproviders.aws.errors import RetryPolicy, call
 
+#: Cap on one retry wait: AWS throttling (RequestLimitExceeded) asks for longer backoffs.
+AWS_MAX_WAIT_SECONDS = 20.0
+
 __all__ = ["AwsApi", "Raw"]
 
 Raw = dict[str, Any]
@@ -37,7 +40,7 @@ class AwsApi:
     def __init__(self, session: boto3.Session, region: str, retry: RetryPolicy | None = None) -> None:
         config = Config(region_name=region, retries={"total_max_attempts": 1}, connect_timeout=10, read_timeout=30)
         self.region = region
-        self.retry = retry or RetryPolicy()
+        self.retry = retry or RetryPolicy(max_wait_seconds=AWS_MAX_WAIT_SECONDS)
         self._autoscaling = session.client("autoscaling", config=config)
         self._ec2 = session.client("ec2", config=config)
 

@@ -1,9 +1,10 @@
-"""botocore's errors as the ``CloudError`` family, in one place, and the one retry policy.
+"""botocore's errors as the ``CloudError`` family, in one place, retried by the shared policy.
 
 Every AWS call of the provider goes through ``call``: a botocore ``ClientError`` or
 ``BotoCoreError`` is translated once by ``translate``; a ``Transient`` result is retried
-with ``tenacity`` (bounded attempts, waits from the error's ``retry_after``, doubled per
-attempt and capped). botocore's own retries are switched off where the clients are made
+by ``cloudproviders.retry.RetryPolicy`` (bounded attempts, waits from the error's
+``retry_after``, doubled per attempt and capped; 20 s for AWS, whose throttling asks
+for longer waits). botocore's own retries are switched off where the clients are made
 (``api.py``), so this is the only retry layer and tests can make its sleep instant.
 
 Codes follow the AWS API references: EC2 launch errors (InsufficientInstanceCapacity,
@@ -14,12 +15,9 @@ Auto Scaling reports a missing group or instance as ``ValidationError`` "... not
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TypeVar
 
-import tenacity
 from botocore.exceptions import (  # type: ignore[import-untyped]
     BotoCoreError,
     ClientError,
@@ -30,6 +28,7 @@ from botocore.exceptions import (  # type: ignore[import-untyped]
 )
 
 from cloudproviders.interface import CloudError, InsufficientCapacity, NotFound, QuotaExceeded, Transient
+from cloudproviders.retry import RetryPolicy
 
 __all__ = ["CAPACITY_CODES", "QUOTA_CODES", "RetryPolicy", "call", "translate"]
 
@@ -101,23 +100,6 @@ def _retry_after(headers: object) -> float:
     return DEFAULT_RETRY_AFTER
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How ``Transient`` errors are retried: ``attempts`` calls in all, waits capped at ``max_wait`` seconds."""
-
-    attempts: int = 4
-    max_wait: float = 20.0
-    #: Injected so tests never really sleep.
-    sleep: Callable[[float], None] = field(default=time.sleep)
-
-    def wait_seconds(self, state: tenacity.RetryCallState) -> float:
-        """The failed attempt's ``retry_after``, doubled per earlier retry, capped."""
-        outcome = state.outcome
-        error = outcome.exception() if outcome is not None else None
-        base = error.retry_after if isinstance(error, Transient) else DEFAULT_RETRY_AFTER
-        return float(min(self.max_wait, base * 2 ** max(0, state.attempt_number - 1)))
-
-
 def call(policy: RetryPolicy, what: str, operation: Callable[[], T]) -> T:
     """Run one AWS call: errors translated, ``Transient`` ones retried per ``policy``; raises ``CloudError``."""
 
@@ -127,18 +109,4 @@ def call(policy: RetryPolicy, what: str, operation: Callable[[], T]) -> T:
         except (ClientError, BotoCoreError) as error:
             raise translate(error, what) from error
 
-    def before_sleep(state: tenacity.RetryCallState) -> None:
-        # Logged only when a retry follows; the final failure is the caller's to report.
-        error = state.outcome.exception() if state.outcome is not None else None
-        log.warning("aws call failed, retrying", extra={"call": what, "error": str(error),
-                                                         "attempt": state.attempt_number})
-
-    retrying = tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(max(1, policy.attempts)),
-        retry=tenacity.retry_if_exception_type(Transient),
-        wait=policy.wait_seconds,
-        sleep=policy.sleep,
-        before_sleep=before_sleep,
-        reraise=True,
-    )
-    return retrying(once)
+    return policy.call(what, once)

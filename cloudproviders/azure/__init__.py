@@ -15,10 +15,10 @@ from azure.core.credentials import TokenCredential
 
 from cloudproviders.azure.api import ComputeApi, StaticTokenCredential
 from cloudproviders.azure.provider import AzureProvider
-from cloudproviders.azure.retry import RetryPolicy
 from cloudproviders.azure.settings import AzureSettings, load_settings
 from cloudproviders.config import ProviderConfig
 from cloudproviders.interface import CloudProvider
+from cloudproviders.retry import RetryPolicy
 
 __all__ = ["AzureProvider", "AzureSettings", "RetryPolicy", "StaticTokenCredential", "build_provider",
            "make_provider"]

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from cloudproviders.config import ProviderConfig
 from cloudproviders.gce.api import ComputeApi
 from cloudproviders.gce.provider import GceProvider
-from cloudproviders.gce.retry import RetryPolicy
 from cloudproviders.gce.settings import GceSettings, load_settings
 from cloudproviders.interface import CloudProvider
+from cloudproviders.retry import RetryPolicy
 
 __all__ = ["GceProvider", "GceSettings", "RetryPolicy", "build_provider", "make_provider"]
 

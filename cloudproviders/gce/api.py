@@ -18,8 +18,8 @@ from google.cloud import compute_v1
 
 from cloudproviders.config import CloudConfigError
 from cloudproviders.gce.errors import operation_error, translate
-from cloudproviders.gce.retry import RetryPolicy
 from cloudproviders.gce.settings import GceSettings, MigRef, is_loopback_http
+from cloudproviders.retry import RetryPolicy
 
 __all__ = ["ComputeApi"]
 

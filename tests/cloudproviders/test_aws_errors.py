@@ -85,7 +85,7 @@ def test_transient_errors_are_retried_with_growing_capped_waits() -> None:
     sleeps: list[float] = []
     flaky = Flaky(client_error("Throttling"), client_error("InternalFailure", status=500),
                   client_error("Throttling", headers={"retry-after": "30"}))
-    assert call(RetryPolicy(attempts=4, max_wait=20.0, sleep=sleeps.append), "x", flaky) == "ok"
+    assert call(RetryPolicy(attempts=4, max_wait_seconds=20.0, sleep=sleeps.append), "x", flaky) == "ok"
     assert flaky.calls == 4
     assert sleeps == [1.0, 2.0, 20.0]
 
@@ -115,4 +115,4 @@ def test_only_retries_are_logged(caplog: pytest.LogCaptureFixture) -> None:
     flaky = Flaky(*[client_error("Throttling")] * 3)
     with pytest.raises(Transient):
         call(RetryPolicy(attempts=3, sleep=lambda _: None), "DescribeAutoScalingGroups", flaky)
-    assert [r.getMessage() for r in caplog.records] == ["aws call failed, retrying"] * 2
+    assert [r.getMessage() for r in caplog.records] == ["retrying transient cloud error"] * 2

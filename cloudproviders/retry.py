@@ -1,4 +1,9 @@
-"""Bounded retries of ``Transient`` errors with tenacity; the sleep is injectable so tests never wait."""
+"""Bounded retries of ``Transient`` cloud errors with tenacity, shared by the providers.
+
+Each provider translates its SDK's errors into the ``CloudError`` family first; this
+retries the ``Transient`` ones, honouring ``retry_after`` and doubling from it, each wait
+capped. The sleep is injectable so tests never wait.
+"""
 
 from __future__ import annotations
 
