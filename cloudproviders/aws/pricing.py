@@ -11,11 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from importlib import resources
-from pathlib import Path
 
-import yaml
-
-from cloudproviders.config import CloudConfigError
+from cloudproviders.pricing import load_price_table
 
 __all__ = ["load_prices"]
 
@@ -27,20 +24,4 @@ def _shipped() -> dict[str, float]:
 
 def load_prices(price_file: str | None) -> Mapping[str, float]:
     """The shipped table with ``price_file``'s entries on top; ``CloudConfigError`` names a bad file or entry."""
-    prices = _shipped()
-    if price_file is None:
-        return prices
-    try:
-        loaded = yaml.safe_load(Path(price_file).read_text(encoding="utf-8"))  # YAML reads JSON too
-    except OSError as error:
-        raise CloudConfigError(f"price file {price_file}: cannot read: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        raise CloudConfigError(f"price file {price_file}: not JSON/YAML: {error}") from None
-    if not isinstance(loaded, dict):
-        raise CloudConfigError(f"price file {price_file}: expected a mapping {{instanceType: pricePerHour}}")
-    for key, value in loaded.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise CloudConfigError(f"price file {price_file}: {key}: price must be a non-negative number, "
-                                   f"got {value!r}")
-        prices[str(key)] = float(value)
-    return prices
+    return load_price_table(_shipped(), price_file, kind="instanceType")

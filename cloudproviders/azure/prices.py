@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import yaml
-
-from cloudproviders.config import CloudConfigError
+from cloudproviders.pricing import load_price_table
 
 __all__ = ["PRICES", "load_prices"]
 
@@ -29,18 +27,4 @@ PRICES: Mapping[str, float] = {
 
 def load_prices(price_file: str | None) -> dict[str, float]:
     """The shipped table (keys lower-cased), overridden entry by entry by the price file."""
-    prices = {k.lower(): v for k, v in PRICES.items()}
-    if price_file is None:
-        return prices
-    try:
-        with open(price_file, encoding="utf-8") as handle:
-            loaded = yaml.safe_load(handle)
-    except (OSError, yaml.YAMLError) as exc:
-        raise CloudConfigError(f"--price-file {price_file}: {exc}") from None
-    if not isinstance(loaded, dict):
-        raise CloudConfigError(f"--price-file {price_file}: expected a map of VM size to price per hour")
-    for key, value in loaded.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise CloudConfigError(f"--price-file {price_file}: {key}: {value!r} is not a non-negative price per hour")
-        prices[str(key).lower()] = float(value)
-    return prices
+    return load_price_table(PRICES, price_file, kind="VM size", key=str.lower)
