@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load_without_collector(paths: Sequence[str], options: Options) -> ClusterObjects:
+def load_without_collector(paths: Sequence[str], options: Options) -> ClusterObjects:
     """Load with the cyclic collector paused, then freeze what was loaded.
 
     ``plan`` is one-shot: the parsed tree holds no cycles and scanning it repeatedly
@@ -125,7 +125,7 @@ def _plan(args: argparse.Namespace, options: Options) -> int:
         priorities = None
         if options.priority_config_file is not None:
             priorities = _priority_config(options.priority_config_file)
-        objects = _load_without_collector(args.snapshots, options)
+        objects = load_without_collector(args.snapshots, options)
         if priorities is not None:
             objects.priority_config = priorities
     except InputError as exc:

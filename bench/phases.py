@@ -80,12 +80,11 @@ def _measure(path: str, flags: Sequence[str], gc_timer: GcTimer) -> dict[str, An
         gc_counts[name] = gc_after[1] - gc_before[1]
 
     start, gc_before = time.perf_counter(), gc_timer.snapshot()
-    from app.cli import build_parser
+    from app.cli import build_parser, load_without_collector
     from app.plan_output import to_json
     from autoscaler.config import options_from_args
     from autoscaler.runonce import run_once
     from cloudproviders.snapshot import SnapshotProvider
-    from kube.load import load_snapshot
 
     args = build_parser().parse_args(["plan", path, "--output=json", f"--now={NOW}", *flags])
     options = options_from_args(args)
@@ -93,7 +92,7 @@ def _measure(path: str, flags: Sequence[str], gc_timer: GcTimer) -> dict[str, An
     record("imports", start, gc_before)
 
     start, gc_before = time.perf_counter(), gc_timer.snapshot()
-    objects = load_snapshot(args.snapshots, options.storage)
+    objects = load_without_collector(args.snapshots, options)  # as plan loads: the collector paused
     if options.priority_config_file is not None:
         with open(options.priority_config_file, encoding="utf-8") as handle:
             objects.priority_config = handle.read()
