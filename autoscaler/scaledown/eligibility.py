@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from autoscaler.clusterstate import NodeState, Readiness
 from autoscaler.context import LoopContext
 from autoscaler.scaledown.types import ScaleDownMemory, Unremovable
-from kube.convert import parse_label_selector_string
+from autoscaler.selectors import guard_selector
 from kube.model import LabelSelector
 from simulator.drainability import is_guard_pod
 from simulator.utilization import Utilization, is_long_terminating
@@ -57,7 +57,7 @@ def _looks_empty(sim: LoopContext, state: NodeState, guard: LabelSelector | None
 def check_eligibility(sim: LoopContext, memory: ScaleDownMemory) -> tuple[list[Candidate], list[Unremovable]]:
     sd = sim.options.scale_down
     selector = sim.options.storage.guard_pod_selector
-    guard = parse_label_selector_string(selector) if sim.options.storage_aware and selector else None
+    guard = guard_selector(selector) if sim.options.storage_aware else None
     candidates: list[Candidate] = []
     unremovable: list[Unremovable] = []
     for state in sim.state.nodes:
