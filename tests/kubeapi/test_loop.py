@@ -46,6 +46,9 @@ def test_partial_view_skips_the_loop_and_writes_nothing(api: FakeAPIServer, tmp_
             injected = api.fail(r"/api/v1/pods$", outcome, times=10_000, watch=True, delay=0.3)
             api.state.end_watches()
         eventually(lambda: cluster.caches.informers["pods"].watch_errors > 0, what="pods cache failing")
+        # The nodes cache syncs on its own thread: read it only once it holds both nodes
+        # (under load it may lag the pods cache's first failure).
+        eventually(lambda: len(cluster.caches.nodes()) == 2, what="nodes cached")
         nodes = cluster.caches.nodes()
         loop = Autoscaler(cluster, SnapshotProvider([GROUP], nodes), options("--scale-down-unneeded-time=0s"))
         for tick in range(3):
