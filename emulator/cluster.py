@@ -31,6 +31,7 @@ from kube.model import (
     Taint,
 )
 from kube.names import StorageNames
+from simulator.volumes import NodeMatcher
 
 __all__ = [
     "OwnerKey", "PodKey", "RecordedEvent", "SimCluster", "StatusRecord", "hostname", "is_draining", "pinned_host",
@@ -199,11 +200,21 @@ class SimCluster(ClusterStore):
 
 
     def terminate_node(self, name: str) -> None:
-        """The cloud deleted the instance: local data still pinned to it is lost (one event per PV)."""
+        """The cloud deleted the instance: local data still pinned to it is lost (one event per PV).
+
+        Pinned as the autoscaler defines it: the PV's required node affinity selects this
+        node only, whatever the label key (hostname, TopoLVM, OpenEBS), so data loss is
+        counted for every driver, not just the one the simulated storage driver manages.
+        """
         node = self._nodes.get(name)
         if node is None:
             return
-        for pv in self.volumes_pinned_to(node):
+        lost = {pv.name: pv for pv in self.volumes_pinned_to(node)}
+        matcher = NodeMatcher(self.nodes())
+        for pv in self._volumes.values():
+            if pv.name not in lost and pv.node_affinity is not None and matcher.only_match(pv.node_affinity) == name:
+                lost[pv.name] = pv
+        for pv in sorted(lost.values(), key=lambda v: v.name):
             if pv.claim is None:
                 continue
             self.metrics.data_loss(name, pv.name)

@@ -25,6 +25,7 @@ from tests.emulator.worlds import (
     rok_class,
     statefulset,
 )
+from tests.factories import expr, pv_json, pvc_json
 
 NAMES = StorageNames()
 DELETE_TAINT = Taint(CA_TO_BE_DELETED_TAINT, "0", "NoSchedule")
@@ -195,6 +196,23 @@ def test_data_loss_when_a_node_with_a_pinned_volume_is_deleted(unpin_first: bool
         assert (event.time, event.node) == (world.clock.now, holder)
         warnings = [e for e in world.cluster.events if e.reason == "DataLoss"]
         assert len(warnings) == 1 and warnings[0].warning and "data-db-0" in warnings[0].message
+
+
+@pytest.mark.parametrize("key", [
+    pytest.param("topology.topolvm.io/node", id="topolvm"),
+    pytest.param("openebs.io/nodename", id="openebs-lvm"),
+])
+def test_data_loss_counts_volumes_pinned_by_any_key(key: str) -> None:
+    """A bound PV whose affinity selects only the deleted node is lost, whatever the key."""
+    pinned = pv_json("lvm-1", "10Gi", "topolvm", driver="topolvm.io", claim=("default", "lvm-data"),
+                     affinity={"nodeSelectorTerms": [{"matchExpressions": [expr(key, "In", "nvme-1")]}]})
+    nodes = [nvme_node(name) for name in ("nvme-1", "nvme-2")]
+    for raw in nodes:
+        raw["metadata"]["labels"][key] = raw["metadata"]["name"]
+    world = make_world(rok_class(), nvme_group(), *nodes, pvc_json("lvm-data", "10Gi", "topolvm", volume="lvm-1"),
+                       pinned)
+    world.cloud.group("nvme").delete_names(["nvme-1"])
+    assert [(e.node, e.pv) for e in world.metrics.data_loss_events] == [("nvme-1", "lvm-1")]
 
 
 def test_hostname_affinity_pins_to_the_node() -> None:
