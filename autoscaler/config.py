@@ -17,7 +17,8 @@ from typing import Any
 from kube.duration import parse_duration as _parse_duration
 from kube.names import StorageNames
 
-__all__ = ["ConfigError", "Options", "ScaleDownMode", "add_flags", "options_from_args", "parse_duration"]
+__all__ = ["ConfigError", "Options", "ScaleDownMode", "add_flags", "bool_flag", "duration_flag", "options_from_args",
+           "parse_duration"]
 
 
 class ConfigError(ValueError):
@@ -29,7 +30,7 @@ def parse_duration(text: str) -> float:
     return _parse_duration(text, signed=True, bare_seconds=True)
 
 
-def _bool(text: str) -> bool:
+def bool_flag(text: str) -> bool:
     lowered = text.strip().lower()
     if lowered in ("true", "1", "yes", "t"):
         return True
@@ -45,7 +46,7 @@ def _signed_duration_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _duration_arg(text: str) -> float:
+def duration_flag(text: str) -> float:
     """A duration that may not be negative (only ``--scale-down-unready-time`` gives a sign a meaning)."""
     value = _signed_duration_arg(text)
     if value < 0:
@@ -199,53 +200,53 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     add("--cores-total", type=_min_max, default=d_up.cores_total)
     add("--memory-total", type=_min_max, default=d_up.memory_total_gib)
     add("--max-nodes-per-scaleup", type=_non_negative_int, default=d_up.max_nodes_per_scaleup)
-    add("--max-nodegroup-binpacking-duration", type=_duration_arg, default=d_up.max_binpacking_seconds)
-    add("--balance-similar-node-groups", type=_bool, nargs="?", const=True, default=d_up.balance_similar)
+    add("--max-nodegroup-binpacking-duration", type=duration_flag, default=d_up.max_binpacking_seconds)
+    add("--balance-similar-node-groups", type=bool_flag, nargs="?", const=True, default=d_up.balance_similar)
     add("--balancing-ignore-label", action="append", default=[])
     add("--expendable-pods-priority-cutoff", type=_int, default=d_up.expendable_priority_cutoff)
-    add("--max-node-provision-time", type=_duration_arg, default=d_up.max_node_provision_seconds)
-    add("--max-node-startup-time", type=_duration_arg, default=d_up.max_node_startup_seconds)
-    add("--new-pod-scale-up-delay", type=_duration_arg, default=d_up.new_pod_scale_up_delay)
+    add("--max-node-provision-time", type=duration_flag, default=d_up.max_node_provision_seconds)
+    add("--max-node-startup-time", type=duration_flag, default=d_up.max_node_startup_seconds)
+    add("--new-pod-scale-up-delay", type=duration_flag, default=d_up.new_pod_scale_up_delay)
     add("--ignore-taint", action="append", default=[])
-    add("--initial-node-group-backoff-duration", type=_duration_arg, default=d_up.initial_backoff_seconds)
-    add("--max-node-group-backoff-duration", type=_duration_arg, default=d_up.max_backoff_seconds)
-    add("--node-group-backoff-reset-timeout", type=_duration_arg, default=d_up.backoff_reset_seconds)
-    add("--scale-down-enabled", type=_bool, nargs="?", const=True, default=d_down.enabled)
+    add("--initial-node-group-backoff-duration", type=duration_flag, default=d_up.initial_backoff_seconds)
+    add("--max-node-group-backoff-duration", type=duration_flag, default=d_up.max_backoff_seconds)
+    add("--node-group-backoff-reset-timeout", type=duration_flag, default=d_up.backoff_reset_seconds)
+    add("--scale-down-enabled", type=bool_flag, nargs="?", const=True, default=d_down.enabled)
     add("--scale-down-utilization-threshold", type=_ratio, default=d_down.utilization_threshold)
     add("--scale-down-storage-utilization-threshold", type=_ratio, default=d_down.storage_utilization_threshold)
-    add("--scale-down-unneeded-time", type=_duration_arg, default=d_down.unneeded_seconds)
+    add("--scale-down-unneeded-time", type=duration_flag, default=d_down.unneeded_seconds)
     add("--scale-down-unready-time", type=_signed_duration_arg, default=d_down.unready_seconds)
-    add("--scale-down-unready-enabled", type=_bool, nargs="?", const=True, default=d_down.unready_enabled)
-    add("--scale-down-delay-after-add", type=_duration_arg, default=d_down.delay_after_add)
-    add("--scale-down-delay-after-delete", type=_duration_arg, default=d_down.delay_after_delete)
-    add("--scale-down-delay-after-failure", type=_duration_arg, default=d_down.delay_after_failure)
+    add("--scale-down-unready-enabled", type=bool_flag, nargs="?", const=True, default=d_down.unready_enabled)
+    add("--scale-down-delay-after-add", type=duration_flag, default=d_down.delay_after_add)
+    add("--scale-down-delay-after-delete", type=duration_flag, default=d_down.delay_after_delete)
+    add("--scale-down-delay-after-failure", type=duration_flag, default=d_down.delay_after_failure)
     add("--max-scale-down-parallelism", type=_non_negative_int, default=d_down.max_parallelism)
     add("--max-drain-parallelism", type=_non_negative_int, default=d_down.max_drain_parallelism)
-    add("--max-pod-eviction-time", type=_duration_arg, default=d_down.max_pod_eviction_seconds)
+    add("--max-pod-eviction-time", type=duration_flag, default=d_down.max_pod_eviction_seconds)
     add("--max-graceful-termination-sec", type=_non_negative_int, default=d_down.max_graceful_termination_seconds)
-    add("--skip-nodes-with-system-pods", type=_bool, nargs="?", const=True,
+    add("--skip-nodes-with-system-pods", type=bool_flag, nargs="?", const=True,
         default=d_down.skip_nodes_with_system_pods)
-    add("--skip-nodes-with-local-storage", type=_bool, nargs="?", const=True,
+    add("--skip-nodes-with-local-storage", type=bool_flag, nargs="?", const=True,
         default=d_down.skip_nodes_with_local_storage)
-    add("--skip-nodes-with-custom-controller-pods", type=_bool, nargs="?", const=True,
+    add("--skip-nodes-with-custom-controller-pods", type=bool_flag, nargs="?", const=True,
         default=d_down.skip_nodes_with_custom_controller_pods)
     add("--min-replica-count", type=_non_negative_int, default=d_down.min_replica_count)
-    add("--blocking-system-pod-distruption-timeout", type=_duration_arg,
+    add("--blocking-system-pod-distruption-timeout", type=duration_flag,
         default=d_down.blocking_system_pod_disruption_seconds)
-    add("--ignore-daemonsets-utilization", type=_bool, nargs="?", const=True,
+    add("--ignore-daemonsets-utilization", type=bool_flag, nargs="?", const=True,
         default=d_down.ignore_daemonsets_utilization)
-    add("--ignore-mirror-pods-utilization", type=_bool, nargs="?", const=True,
+    add("--ignore-mirror-pods-utilization", type=bool_flag, nargs="?", const=True,
         default=d_down.ignore_mirror_pods_utilization)
-    add("--scale-down-simulation-timeout", type=_duration_arg, default=d_down.simulation_timeout)
+    add("--scale-down-simulation-timeout", type=duration_flag, default=d_down.simulation_timeout)
     add("--scale-down-mode", choices=[m.value for m in ScaleDownMode], default=d_down.mode.value)
     add("--scale-down-cluster-cpu-threshold", type=_ratio, default=d_down.cluster_cpu_threshold)
     add("--scale-down-cluster-memory-threshold", type=_ratio, default=d_down.cluster_memory_threshold)
-    add("--storage-aware", type=_bool, nargs="?", const=True, default=True)
+    add("--storage-aware", type=bool_flag, nargs="?", const=True, default=True)
     add("--storage-provisioner", default=d_st.provisioner)
     add("--storage-capacity-annotation", default=d_st.capacity_annotation)
     add("--storage-max-capacity-label", default=d_st.max_capacity_label)
     add("--storage-guard-pod-selector", default=d_st.guard_pod_selector)
-    add("--scan-interval", type=_duration_arg, default=10.0)
+    add("--scan-interval", type=duration_flag, default=10.0)
     add("--priority-config", default=None, metavar="FILE")
     add("--random-seed", type=_int, default=None, help="seed of the random expander (reproducible runs)")
 

@@ -15,27 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from autoscaler.config import ConfigError, parse_duration
+from autoscaler.config import ConfigError, bool_flag, duration_flag
 from cloudproviders.config import ProviderConfig, StaticGroup, parse_nodes_flag, unique_names
 from kube.names import StorageNames
 
 __all__ = ["RunSettings", "add_run_flags", "settings_from_args"]
-
-
-def _bool(text: str) -> bool:
-    lowered = text.strip().lower()
-    if lowered in ("true", "1", "yes", "t"):
-        return True
-    if lowered in ("false", "0", "no", "f"):
-        return False
-    raise argparse.ArgumentTypeError(f"{text!r} is not a boolean (true or false)")
-
-
-def _duration(text: str) -> float:
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _positive_float(text: str) -> float:
@@ -138,22 +122,22 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     add("--node-group-auto-discovery", action="append", default=[], metavar="SPEC",
         help="discover node groups: asg:tag=k1,k2 / mig:namePrefix=p,min=0,max=10 / label:key=value")
     add("--address", default=":8085", help="HOST:PORT of /metrics and /health-check")
-    add("--leader-elect", type=_bool, nargs="?", const=True, default=True)
-    add("--leader-elect-lease-duration", type=_duration, default=15.0)
-    add("--leader-elect-renew-deadline", type=_duration, default=10.0)
-    add("--leader-elect-retry-period", type=_duration, default=2.0)
+    add("--leader-elect", type=bool_flag, nargs="?", const=True, default=True)
+    add("--leader-elect-lease-duration", type=duration_flag, default=15.0)
+    add("--leader-elect-renew-deadline", type=duration_flag, default=10.0)
+    add("--leader-elect-retry-period", type=duration_flag, default=2.0)
     add("--leader-elect-resource-name", default="cluster-autoscaler")
     add("--leader-elect-resource-namespace", default="")
-    add("--write-status-configmap", type=_bool, nargs="?", const=True, default=True)
+    add("--write-status-configmap", type=bool_flag, nargs="?", const=True, default=True)
     add("--status-config-map-name", default="cluster-autoscaler-status")
     add("--kube-client-qps", type=_positive_float, default=5.0)
     add("--kube-client-burst", type=_positive_int, default=10)
-    add("--max-failing-time", type=_duration, default=15 * 60.0)
-    add("--cache-sync-timeout", type=_duration, default=60.0,
+    add("--max-failing-time", type=duration_flag, default=15 * 60.0)
+    add("--cache-sync-timeout", type=duration_flag, default=60.0,
         help="how long to wait for the first complete view of the cluster before exiting")
     add("--v", "-v", dest="verbosity", type=_verbosity, default=0, help="log verbosity (klog levels; 4 = debug)")
     add("--logging-format", choices=("text", "json"), default="text")
-    add("--dry-run", type=_bool, nargs="?", const=True, default=False,
+    add("--dry-run", type=bool_flag, nargs="?", const=True, default=False,
         help="decide, log, emit events, write status and metrics; never change a node, a pod or a group")
     add("--max-loops", type=_positive_int, default=0, help=argparse.SUPPRESS)
 
