@@ -22,8 +22,9 @@ from kube.convert.fields import describe
 from kube.documents import json_documents, read_text, yaml_documents
 from kube.model import ClusterObjects
 from kube.names import StorageNames
+from kube.typedload import try_load
 
-__all__ = ["load_snapshot"]
+__all__ = ["load_objects", "load_snapshot"]
 
 
 def _documents(path: str, text: str) -> Iterator[Any]:
@@ -81,16 +82,27 @@ def _add_document(doc: Any, index: int, converter: Converter, path: str) -> None
 
 
 def load_snapshot(paths: Sequence[str], names: StorageNames) -> ClusterObjects:
-    """Load and convert every object of every file into one ``ClusterObjects``."""
+    """Load and convert every object of every file into one ``ClusterObjects``.
+
+    JSON ``List`` files take the typed path (``kube.typedload``) first; whatever it
+    does not handle, errors included, is read here the ordinary way.
+    """
+    objects = try_load(paths, names)
+    if objects is None:
+        objects = load_objects(paths, names)
+    objects.nodes.sort(key=lambda n: n.name)
+    _check_groups(objects, ", ".join(paths))
+    return objects
+
+
+def load_objects(paths: Sequence[str], names: StorageNames) -> ClusterObjects:
+    """Every object of every file through parsed dicts (the ordinary path), unsorted and unchecked."""
     converter = Converter(names)
     for path in paths:
         for index, doc in enumerate(_documents(path, read_text(path))):
             if doc is not None:
                 _add_document(doc, index, converter, path)
-    objects = converter.objects
-    objects.nodes.sort(key=lambda n: n.name)
-    _check_groups(objects, ", ".join(paths))
-    return objects
+    return converter.objects
 
 
 def _check_groups(objects: ClusterObjects, source: str) -> None:

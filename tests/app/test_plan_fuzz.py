@@ -105,3 +105,28 @@ def test_random_text_never_raises(cli: Run, tmp_path: Path, text: str) -> None:
     code, out, err = cli(["plan", str(path), NOW_FLAG])
     assert code in (0, 2), err
     assert code == 0 or (out == "" and err.count("\n") == 1), err
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), corruptions=st.integers(0, 3))
+def test_typed_decoding_equals_the_dict_path(tmp_path: Path, data: st.DataObject, corruptions: int) -> None:
+    """Issue 11, item 2: a corrupted JSON List converts (or fails) the same on the typed and the dict path."""
+    from kube.convert import InputError
+    from kube.load import load_objects
+    from kube.names import StorageNames
+    from kube.typedload import try_load
+
+    objects: list[Any] = base()
+    for _ in range(corruptions):
+        _corrupt(objects, data)
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps({"kind": "List", "items": objects}), encoding="utf-8")
+    try:
+        plain: object = load_objects([str(path)], StorageNames())
+    except InputError as exc:
+        plain = str(exc)
+    typed = try_load([str(path)], StorageNames())
+    if isinstance(plain, str):
+        assert typed is None, plain
+    elif typed is not None:
+        assert typed == plain

@@ -1,0 +1,193 @@
+"""Typed decoding of JSON ``List`` snapshots: the big kinds without a full dict tree.
+
+A 5,000-node snapshot is about 90 MB of JSON; parsed into dicts it takes more memory
+than the whole decision, and most of it (images, env, commands, managed fields,
+probes) is never read. Here the file is decoded into a list of raw items; each item's
+kind is peeked, and Pods, Nodes, PersistentVolumes and PersistentVolumeClaims are
+decoded into ``msgspec`` Structs that declare only the fields the converters read
+(everything else is skipped by the decoder and never becomes a Python object). The
+Struct is turned into the small dict of just those fields and handed to the same
+``Converter``, so every check, memo table and error is the converter's own.
+
+This path is an accelerator only, never a second source of truth: anything it cannot
+decode (a field of the wrong shape for a Struct, a document that is not a ``List``
+object, a YAML file, a bad object the converter refuses) makes ``try_load`` return
+``None`` and the caller loads the files again the ordinary way, which gives exactly
+today's result or one-line error. The differential tests in ``tests/kube`` hold the
+two paths equal.
+
+Every field a converter reads must be declared here (a field left out would read as
+absent): the pod, node, PV and PVC converters in ``kube.convert`` are the list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Raw, Struct, UnsetType
+
+from kube.convert import Converter
+from kube.documents import read_text
+from kube.model import ClusterObjects
+from kube.names import StorageNames
+
+__all__ = ["try_load"]
+
+
+class _Kind(Struct):
+    kind: Any = UNSET
+
+
+class _List(Struct):
+    kind: Any = UNSET
+    items: list[Raw] | UnsetType | None = UNSET
+
+
+class _Meta(Struct, omit_defaults=True):
+    name: Any = UNSET
+    namespace: Any = UNSET
+    uid: Any = UNSET
+    labels: Any = UNSET
+    annotations: Any = UNSET
+    ownerReferences: Any = UNSET  # noqa: N815 (the JSON field name)
+    creationTimestamp: Any = UNSET  # noqa: N815
+    deletionTimestamp: Any = UNSET  # noqa: N815
+
+
+class _Container(Struct, omit_defaults=True):
+    name: Any = UNSET
+    image: Any = UNSET
+    resources: Any = UNSET
+    ports: Any = UNSET
+    restartPolicy: Any = UNSET  # noqa: N815
+
+
+class _PodSpec(Struct, omit_defaults=True):
+    containers: list[_Container] | UnsetType | None = UNSET
+    initContainers: list[_Container] | UnsetType | None = UNSET  # noqa: N815
+    overhead: Any = UNSET
+    nodeSelector: Any = UNSET  # noqa: N815
+    affinity: Any = UNSET
+    tolerations: Any = UNSET
+    topologySpreadConstraints: Any = UNSET  # noqa: N815
+    volumes: Any = UNSET
+    priority: Any = UNSET
+    terminationGracePeriodSeconds: Any = UNSET  # noqa: N815
+    nodeName: Any = UNSET  # noqa: N815
+    restartPolicy: Any = UNSET  # noqa: N815
+
+
+class _PodStatus(Struct, omit_defaults=True):
+    phase: Any = UNSET
+    conditions: Any = UNSET
+
+
+class _Pod(Struct, omit_defaults=True):
+    kind: Any = UNSET
+    apiVersion: Any = UNSET  # noqa: N815
+    metadata: _Meta | UnsetType | None = UNSET
+    spec: _PodSpec | UnsetType | None = UNSET
+    status: _PodStatus | UnsetType | None = UNSET
+
+
+class _NodeSpec(Struct, omit_defaults=True):
+    taints: Any = UNSET
+    unschedulable: Any = UNSET
+    providerID: Any = UNSET  # noqa: N815
+
+
+class _NodeStatus(Struct, omit_defaults=True):
+    capacity: Any = UNSET
+    allocatable: Any = UNSET
+    conditions: Any = UNSET
+
+
+class _Node(Struct, omit_defaults=True):
+    kind: Any = UNSET
+    apiVersion: Any = UNSET  # noqa: N815
+    metadata: _Meta | UnsetType | None = UNSET
+    spec: _NodeSpec | UnsetType | None = UNSET
+    status: _NodeStatus | UnsetType | None = UNSET
+
+
+class _Volume(Struct, omit_defaults=True):
+    """PersistentVolumes and claims: small specs, read whole; the metadata trimmed."""
+
+    kind: Any = UNSET
+    apiVersion: Any = UNSET  # noqa: N815
+    metadata: _Meta | UnsetType | None = UNSET
+    spec: Any = UNSET
+    status: Any = UNSET
+
+
+_KINDS: dict[str, type[Struct]] = {
+    "Pod": _Pod,
+    "Node": _Node,
+    "PersistentVolume": _Volume,
+    "PersistentVolumeClaim": _Volume,
+}
+_KIND = msgspec.json.Decoder(_Kind)
+_LIST = msgspec.json.Decoder(_List)
+_ANY = msgspec.json.Decoder()
+_DECODERS = {kind: msgspec.json.Decoder(struct) for kind, struct in _KINDS.items()}
+
+
+class _Unsupported(Exception):
+    """The typed path does not handle this input: the ordinary path must read it."""
+
+
+def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, path: str) -> None:
+    to_builtins = msgspec.to_builtins
+    for i in range(len(items)):
+        raw = items[i]
+        items[i] = Raw()  # drop each raw slice as it is converted
+        kind = _KIND.decode(raw).kind
+        if kind is UNSET:
+            if item_kind is None:
+                raise _Unsupported  # the converter's "kind: required" error, from the ordinary path
+            kind = item_kind
+        elif type(kind) is not str:
+            raise _Unsupported
+        decoder = _DECODERS.get(kind)
+        if decoder is None:
+            obj = _ANY.decode(raw)
+            if type(obj) is not dict or (kind.endswith("List") and "items" in obj):
+                raise _Unsupported
+        else:
+            obj = to_builtins(decoder.decode(raw))
+        obj["kind"] = kind
+        converter.add(obj, path)
+
+
+def _add_file(path: str, converter: Converter) -> None:
+    if path == "-" or path.endswith((".yaml", ".yml")):
+        raise _Unsupported
+    text = read_text(path)
+    if not text.lstrip().startswith("{"):
+        raise _Unsupported
+    doc = _LIST.decode(text)
+    del text
+    kind = doc.kind
+    if type(kind) is not str or not kind.endswith("List") or doc.items is UNSET:
+        raise _Unsupported
+    if doc.items is None:
+        return
+    _add_items(doc.items, None if kind == "List" else kind[:-len("List")] or None, converter, path)
+
+
+def try_load(paths: Sequence[str], names: StorageNames) -> ClusterObjects | None:
+    """Every file's objects converted, or ``None`` when any file needs the ordinary path.
+
+    ``None`` also for every error (the ordinary path names it exactly); the result,
+    when there is one, equals what the ordinary path converts, before sorting and the
+    cross-object checks the caller does.
+    """
+    converter = Converter(names)
+    try:
+        for path in paths:
+            _add_file(path, converter)
+    except Exception:
+        return None
+    return converter.objects
