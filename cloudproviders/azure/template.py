@@ -27,12 +27,12 @@ from azure.mgmt.compute import models
 
 from cloudproviders.azure.skus import SkuInfo
 from cloudproviders.interface import CloudError, GroupOptions
-from kube.duration import parse_duration
+from cloudproviders.options import TAINT_EFFECTS, parse_group_options
 from kube.model import Node, Resources, Taint
 from kube.names import StorageNames
 from kube.quantity import QuantityError, parse_cpu_millis, parse_quantity
 
-__all__ = ["GroupTemplate", "build_template", "decode_tag_key", "parse_group_options"]
+__all__ = ["GroupTemplate", "build_template", "decode_tag_key"]
 
 LABEL_TAG = "k8s.io_cluster-autoscaler_node-template_label_"
 TAINT_TAG = "k8s.io_cluster-autoscaler_node-template_taint_"
@@ -40,14 +40,6 @@ RESOURCES_TAG = "k8s.io_cluster-autoscaler_node-template_resources_"
 OPTIONS_TAG = "k8s.io_cluster-autoscaler_node-template_autoscaling-options_"
 _GIB = 2**30
 _DEFAULT_PODS = 110
-_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-_OPTION_NAMES = {
-    "scaledownutilizationthreshold": "scale_down_utilization_threshold",
-    "scaledowngpuutilizationthreshold": "scale_down_gpu_utilization_threshold",
-    "scaledownunneededtime": "scale_down_unneeded_seconds",
-    "scaledownunreadytime": "scale_down_unready_seconds",
-    "maxnodeprovisiontime": "max_node_provision_seconds",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,20 +54,6 @@ def decode_tag_key(key: str) -> str:
     return key.replace("_", "/").replace("~2", "_")
 
 
-def parse_group_options(options: Mapping[str, str], where: str) -> GroupOptions:
-    """CA's autoscaling-option names (lower case) -> ``GroupOptions``; ``CloudError`` names the bad one."""
-    values: dict[str, float] = {}
-    for key, text in options.items():
-        field = _OPTION_NAMES.get(key.lower())
-        if field is None:
-            raise CloudError(f"{where}: unknown autoscaling option {key!r} (one of {', '.join(_OPTION_NAMES)})")
-        try:
-            values[field] = float(text) if field.endswith("threshold") else parse_duration(text)
-        except ValueError as exc:
-            raise CloudError(f"{where}: autoscaling option {key}={text!r}: {exc}") from None
-    return GroupOptions(**values)
-
-
 def _prefixed(tags: Mapping[str, str], prefix: str) -> dict[str, str]:
     return {decode_tag_key(key[len(prefix):]): value for key, value in tags.items()
             if key.startswith(prefix) and len(key) > len(prefix)}
@@ -85,9 +63,9 @@ def _taints(tags: Mapping[str, str], where: str) -> tuple[Taint, ...]:
     taints = []
     for key, text in sorted(_prefixed(tags, TAINT_TAG).items()):
         value, _, effect = text.rpartition(":")
-        if effect not in _EFFECTS:
+        if effect not in TAINT_EFFECTS:
             raise CloudError(f"{where}: tag {TAINT_TAG}{key}={text!r}: expected value:Effect, Effect one of "
-                             f"{', '.join(_EFFECTS)}")
+                             f"{', '.join(TAINT_EFFECTS)}")
         taints.append(Taint(key, value, effect))
     return tuple(taints)
 

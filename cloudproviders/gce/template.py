@@ -28,26 +28,18 @@ import yaml
 from google.cloud import compute_v1
 
 from cloudproviders.interface import CloudError, GroupOptions
-from kube.duration import parse_duration
+from cloudproviders.options import TAINT_EFFECTS, parse_group_options
 from kube.model import Node, Resources, Taint
 from kube.names import StorageNames
 from kube.quantity import QuantityError, parse_cpu_millis, parse_quantity
 
-__all__ = ["LOCAL_SSD_BYTES", "GroupTemplate", "build_template", "parse_group_options"]
+__all__ = ["LOCAL_SSD_BYTES", "GroupTemplate", "build_template"]
 
 #: One GCE local SSD partition: 375 GiB.
 LOCAL_SSD_BYTES = 375 * 2**30
 _GIB = 2**30
 _MIB = 2**20
 _DEFAULT_PODS = 110
-_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-_OPTION_NAMES = {
-    "scaledownutilizationthreshold": "scale_down_utilization_threshold",
-    "scaledowngpuutilizationthreshold": "scale_down_gpu_utilization_threshold",
-    "scaledownunneededtime": "scale_down_unneeded_seconds",
-    "scaledownunreadytime": "scale_down_unready_seconds",
-    "maxnodeprovisiontime": "max_node_provision_seconds",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,20 +48,6 @@ class GroupTemplate:
     options: GroupOptions
     machine_type: str
     local_ssd_count: int
-
-
-def parse_group_options(options: Mapping[str, str], where: str) -> GroupOptions:
-    """CA's autoscaling-option names (lower case) -> ``GroupOptions``; ``CloudError`` names the bad one."""
-    values: dict[str, float] = {}
-    for key, text in options.items():
-        field = _OPTION_NAMES.get(key.lower())
-        if field is None:
-            raise CloudError(f"{where}: unknown autoscaling option {key!r} (one of {', '.join(_OPTION_NAMES)})")
-        try:
-            values[field] = float(text) if field.endswith("threshold") else parse_duration(text)
-        except ValueError as exc:
-            raise CloudError(f"{where}: autoscaling option {key}={text!r}: {exc}") from None
-    return GroupOptions(**values)
 
 
 def _pairs(text: str, where: str, what: str) -> dict[str, str]:
@@ -113,8 +91,8 @@ def _taints(text: str, where: str) -> tuple[Taint, ...]:
     taints = []
     for key, rest in _pairs(text, where, "node_taints").items():
         value, _, effect = rest.rpartition(":")
-        if effect not in _EFFECTS:
-            raise CloudError(f"{where}: node_taints: {key}={rest!r}: effect must be one of {', '.join(_EFFECTS)}")
+        if effect not in TAINT_EFFECTS:
+            raise CloudError(f"{where}: node_taints: {key}={rest!r}: effect must be one of {', '.join(TAINT_EFFECTS)}")
         taints.append(Taint(key, value, effect))
     return tuple(taints)
 
