@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,30 +20,10 @@ from cloudproviders.interface import (
 )
 from kube.names import StorageNames
 from tests.cloudproviders.fakes.gce import FakeGce
-from tests.cloudproviders.gce_world import NVME_BYTES, PROJECT, ZONE, gce_node, gce_provider, standard_world
+from tests.cloudproviders.gce_world import NVME_BYTES, PROJECT, ZONE, gce_node, gce_provider
 from tests.factories import node
 
 LABEL = StorageNames().max_capacity_label
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeGce]:
-    with FakeGce() as server:
-        standard_world(server)
-        yield server
-
-
-@pytest.fixture
-def sleeps() -> list[float]:
-    return []
-
-
-@pytest.fixture
-def provider(fake: FakeGce, sleeps: list[float]) -> Iterator[GceProvider]:
-    built = gce_provider(fake, sleeps)
-    built.refresh()
-    yield built
-    built.close()
 
 
 def group(provider: GceProvider, name: str) -> MigGroup:

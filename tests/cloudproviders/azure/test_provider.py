@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,32 +20,12 @@ from cloudproviders.interface import (
     price_of,
 )
 from kube.names import StorageNames
-from tests.cloudproviders.azure_world import NVME_BYTES, azure_node, azure_provider, standard_world
+from tests.cloudproviders.azure_world import NVME_BYTES, azure_node, azure_provider
 from tests.cloudproviders.fakes.azure import FakeAzure
 from tests.factories import node
 
 LABEL = StorageNames().max_capacity_label
 TAG = "k8s.io_cluster-autoscaler_node-template_"
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAzure]:
-    with FakeAzure() as server:
-        standard_world(server)
-        yield server
-
-
-@pytest.fixture
-def sleeps() -> list[float]:
-    return []
-
-
-@pytest.fixture
-def provider(fake: FakeAzure, sleeps: list[float]) -> Iterator[AzureProvider]:
-    built = azure_provider(fake, sleeps)
-    built.refresh()
-    yield built
-    built.close()
 
 
 def group(provider: AzureProvider, name: str) -> VmssGroup:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,27 +12,7 @@ from cloudproviders.gce.provider import parse_auto_discovery
 from cloudproviders.gce.settings import load_settings, parse_mig_name
 from cloudproviders.interface import CloudError, InsufficientCapacity, NotFound, QuotaExceeded, Transient
 from tests.cloudproviders.fakes.gce import FakeGce
-from tests.cloudproviders.gce_world import ZONE, gce_node, gce_provider, standard_world
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeGce]:
-    with FakeGce() as server:
-        standard_world(server)
-        yield server
-
-
-@pytest.fixture
-def sleeps() -> list[float]:
-    return []
-
-
-@pytest.fixture
-def provider(fake: FakeGce, sleeps: list[float]) -> Iterator[GceProvider]:
-    built = gce_provider(fake, sleeps)
-    built.refresh()
-    yield built
-    built.close()
+from tests.cloudproviders.gce_world import ZONE, gce_node, gce_provider
 
 
 def act(provider: GceProvider, operation: str) -> None:

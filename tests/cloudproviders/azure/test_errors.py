@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,28 +11,8 @@ from cloudproviders.azure import AzureProvider
 from cloudproviders.azure.settings import load_settings, parse_auto_discovery
 from cloudproviders.config import CloudConfigError, StaticGroup
 from cloudproviders.interface import CloudError, InsufficientCapacity, NotFound, QuotaExceeded, Transient
-from tests.cloudproviders.azure_world import azure_node, azure_provider, standard_world
+from tests.cloudproviders.azure_world import azure_node, azure_provider
 from tests.cloudproviders.fakes.azure import FakeAzure
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAzure]:
-    with FakeAzure() as server:
-        standard_world(server)
-        yield server
-
-
-@pytest.fixture
-def sleeps() -> list[float]:
-    return []
-
-
-@pytest.fixture
-def provider(fake: FakeAzure, sleeps: list[float]) -> Iterator[AzureProvider]:
-    built = azure_provider(fake, sleeps)
-    built.refresh()
-    yield built
-    built.close()
 
 
 def act(provider: AzureProvider, fake: FakeAzure, operation: str) -> None:
