@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
-from autoscaler.actuation.recheck import removal_blocker
+from autoscaler.actuation.recheck import RemovalView, removal_blocker, removal_view
 from autoscaler.actuation.types import ActuationEvent, ActuationKind, ActuationStatus
 from autoscaler.config import Options
 from autoscaler.scaledown.types import RemovalCandidate
@@ -70,6 +70,8 @@ class _Step:
 
     now: float
     events: list[ActuationEvent] = field(default_factory=list)
+    #: The cluster as the last look before deleting sees it: read once per step, when first needed.
+    view: RemovalView | None = None
 
 
 @dataclass(slots=True)
@@ -168,8 +170,9 @@ class Actuator:
                     self._rollback(task, step, f"pods remaining after their grace period: {left}")
                 return
         try:
-            checked = removal_blocker(self.cluster.list_objects(), task.node, task.group, self.provider,
-                                      self.options)
+            if step.view is None:
+                step.view = removal_view(self.cluster.list_objects(), self.options)
+            checked = removal_blocker(step.view, task.node, task.group, self.provider)
         except ClusterAPIError:
             return  # no complete view now: decide next loop
         if isinstance(checked, str):
