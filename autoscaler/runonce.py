@@ -6,10 +6,11 @@ frozen data; acting on it is the actuator's job.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
+
+import msgspec.structs
 
 from autoscaler.clusterstate import Readiness
 from autoscaler.config import Options
@@ -67,7 +68,7 @@ def _keep_placements(sim: LoopContext, scale_up: ScaleUpPlan) -> None:
         on = fresh.get(node)
         if on is None:
             on = fresh[node] = list(sim.pods_by_node.get(node, ()))
-        on.append(dataclasses.replace(pod, node_name=node))
+        on.append(msgspec.structs.replace(pod, node_name=node))
     sim.pods_by_node = {**sim.pods_by_node, **fresh}
     sim.placed = tuple(scale_up.placed)
 

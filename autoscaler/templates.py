@@ -17,6 +17,8 @@ import zlib
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 
+import msgspec.structs
+
 from autoscaler.clusterstate import ClusterState, Readiness
 from autoscaler.config import Options
 from kube.model import UNBOUNDED_BYTES, Controller, Node, Pod
@@ -99,7 +101,7 @@ def _daemonset_pods(node: Node, controllers: Iterable[Controller]) -> tuple[Pod,
             continue
         if untolerated_taint(node.taints, sched.tolerations) is not None:
             continue
-        pods.append(dataclasses.replace(tmpl, name=f"{ctrl.name}-{node.name}", node_name=node.name))
+        pods.append(msgspec.structs.replace(tmpl, name=f"{ctrl.name}-{node.name}", node_name=node.name))
     return tuple(pods)
 
 
@@ -117,7 +119,7 @@ def build_templates(state: ClusterState, pods_by_node: Mapping[str, list[Pod]], 
         if live is not None:
             node, known = sanitize(live.node, name, options, no_driver)
             own = tuple(
-                dataclasses.replace(p, name=f"{p.name}-{node.name}", node_name=node.name)
+                msgspec.structs.replace(p, name=f"{p.name}-{node.name}", node_name=node.name)
                 for p in pods_by_node.get(live.name, ()) if p.is_daemonset or p.is_mirror
             )
             result = TemplateNode(name, node, own, "live-node", known)
@@ -145,5 +147,5 @@ def instantiate(template: TemplateNode, suffix: str) -> tuple[Node, list[Pod]]:
     labels = dict(template.node.labels)
     labels[HOSTNAME_LABEL] = name
     node = dataclasses.replace(template.node, name=name, labels=labels)
-    pods = [dataclasses.replace(p, name=f"{p.name}-{suffix}", node_name=name) for p in template.pods]
+    pods = [msgspec.structs.replace(p, name=f"{p.name}-{suffix}", node_name=name) for p in template.pods]
     return node, pods

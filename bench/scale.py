@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec.structs
+
 from bench.phases import NOW
 from bench.run import DEFAULT_OUT, JSON_LOAD_GC_OFF, REPO, BenchError, ensure_snapshot, measure, snapshot_path
 
@@ -121,13 +123,12 @@ class _StaticCluster:
 
 def _churn(objects: Any, count: int, step: int) -> None:
     """Replace ``count`` scheduled pods by copies with a new label, as a watch event would."""
-    import dataclasses
 
     pods = objects.pods
     stride = max(1, len(pods) // count)
     for k in range(count):
         i = (k * stride + step) % len(pods)
-        pods[i] = dataclasses.replace(pods[i], labels={**pods[i].labels, "bench-churn": str(step)})
+        pods[i] = msgspec.structs.replace(pods[i], labels={**pods[i].labels, "bench-churn": str(step)})
 
 
 def bench_loop(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:

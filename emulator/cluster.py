@@ -21,6 +21,8 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import msgspec.structs
+
 from emulator.clock import SimClock
 from emulator.metrics import Metrics
 from emulator.store import ClusterStore, OwnerKey, PodKey, hostname, is_draining, pinned_host
@@ -154,7 +156,7 @@ class SimCluster(ClusterStore):
         if grace <= 0 or self.schedule is None or not pod.node_name:
             self.remove_pod(key, replacement=True)
             return
-        self.replace_pod(dataclasses.replace(pod, deleted=self.clock.now))
+        self.replace_pod(msgspec.structs.replace(pod, deleted=self.clock.now))
         if pod.owner is not None:  # a ReplicaSet replaces a terminating pod at once
             owner = (pod.owner.kind, pod.namespace, pod.owner.name)
             self.changed_owners[owner] = True

@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec.structs
+
 from emulator.clock import SimClock
 from emulator.cluster import OwnerKey, SimCluster
 from emulator.ids import IdSource
@@ -287,7 +289,7 @@ class WorkloadControllers:
                 self._reconcile_replicaset(spec, replacement)
 
     def _new_pod(self, spec: WorkloadSpec, name: str, replacement: bool, claims: tuple[str, ...] = ()) -> Pod:
-        return dataclasses.replace(
+        return msgspec.structs.replace(
             spec.prototype, name=name, uid=self.ids.uid(), created=self.clock.now,
             claims=(*spec.prototype.claims, *claims) if claims else spec.prototype.claims,
             # An evicted pod's replacement is reported PodScheduled=False/Unschedulable at once.

@@ -16,8 +16,9 @@ deleted, its ReplicaSet, pod and budget go with it.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
+
+import msgspec.structs
 
 from emulator.budgets import IntOrPercent, PdbSpec
 from emulator.clock import SimClock
@@ -108,7 +109,7 @@ class GuardController:
             },
             "status": {"phase": "Pending"},
         }
-        return dataclasses.replace(convert_pod(obj), created=self.clock.now)
+        return msgspec.structs.replace(convert_pod(obj), created=self.clock.now)
 
     def _budget(self, node_name: str) -> PdbSpec:
         labels = sorted(self._pod_labels(node_name).items())

@@ -33,6 +33,7 @@ import dataclasses
 import random
 from collections.abc import Callable, Sequence
 
+import msgspec.structs
 import numpy as np
 
 from emulator.cluster import SimCluster, hostname
@@ -148,7 +149,7 @@ class Scheduler:
             if idx is None:
                 failed.add(equivalence)
                 if not pod.marked_unschedulable:
-                    self.cluster.replace_pod(dataclasses.replace(pod, marked_unschedulable=True))
+                    self.cluster.replace_pod(msgspec.structs.replace(pod, marked_unschedulable=True))
                 continue
             state.checker.place(pod, plan, idx)
             static_bound = self._bind(pod, state.snapshot.nodes[idx], touched_claims)
@@ -240,10 +241,10 @@ class Scheduler:
         if failed:
             # Bound, with some volumes pinned here, and never running: stuck on this node.
             self.stuck.add(pod.ref)
-            cluster.replace_pod(dataclasses.replace(pod, node_name=node.name, phase="Pending",
+            cluster.replace_pod(msgspec.structs.replace(pod, node_name=node.name, phase="Pending",
                                                     marked_unschedulable=False))
             return static_bound
-        cluster.replace_pod(dataclasses.replace(pod, node_name=node.name, phase="Running",
+        cluster.replace_pod(msgspec.structs.replace(pod, node_name=node.name, phase="Running",
                                                 marked_unschedulable=False))
         return static_bound
 

@@ -22,9 +22,10 @@ start of the next ``advance``, at the time the calls were made.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections.abc import Callable, Mapping
+
+import msgspec.structs
 
 from emulator.clock import SimClock
 from emulator.cloud import SimCloud
@@ -219,9 +220,9 @@ class World:
             if cluster.pod(pod.namespace, pod.name) is not None:
                 cluster.remove_pod((pod.namespace, pod.name))
             if pod.node_name and not pod.is_terminal and cluster.node(pod.node_name) is not None:
-                pod = dataclasses.replace(pod, phase="Running", marked_unschedulable=False)
+                pod = msgspec.structs.replace(pod, phase="Running", marked_unschedulable=False)
             if pod.created is None:
-                pod = dataclasses.replace(pod, created=now)
+                pod = msgspec.structs.replace(pod, created=now)
             cluster.add_pod(pod)
         for pdb in batch.pdbs:
             cluster.put_pdb(pdb)

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
+import msgspec
+
 from kube.scheduling import (
     EMPTY_SCHEDULING,
     HOSTNAME_LABEL,
@@ -104,8 +106,12 @@ class VolumeSource(Enum):
     EMPTY_DIR = "emptyDir"  # disk-backed (medium != Memory)
 
 
-@dataclass(frozen=True, slots=True)
-class Pod:
+class Pod(msgspec.Struct, frozen=True, gc=False):
+    """A pod. A ``msgspec.Struct`` rather than a dataclass: a snapshot holds 150,000 of them,
+    and a Struct is built ten times faster and is not tracked by the cyclic collector (a pod
+    holds no reference back to anything that holds it). Copy with changes through
+    ``msgspec.structs.replace``."""
+
     namespace: str
     name: str
     uid: str

@@ -32,6 +32,7 @@ from kube.convert import Converter
 from kube.documents import read_text
 from kube.model import ClusterObjects
 from kube.names import StorageNames
+from kube.typedpods import PodDecoder
 
 __all__ = ["try_load"]
 
@@ -140,6 +141,7 @@ class _Unsupported(Exception):
 
 def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, path: str) -> None:
     to_builtins = msgspec.to_builtins
+    pods = PodDecoder(converter.memos)
     for i in range(len(items)):
         raw = items[i]
         items[i] = Raw()  # drop each raw slice as it is converted
@@ -150,6 +152,9 @@ def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, pa
             kind = item_kind
         elif type(kind) is not str:
             raise _Unsupported
+        if kind == "Pod":
+            converter.add_pod(pods.decode(raw), path)
+            continue
         decoder = _DECODERS.get(kind)
         if decoder is None:
             obj = _ANY.decode(raw)

@@ -21,6 +21,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import msgspec.structs
 import numpy as np
 
 from kube.model import EMPTY_SCHEDULING, UNBOUNDED_BYTES, ClusterObjects, Node, Pod, Resources
@@ -51,7 +52,7 @@ def _storage_node(node: Node) -> Node:
 
 def storage_pod(pod: Pod) -> Pod:
     """The pod as the volume filters see it: its volumes, nothing kube-scheduler already judged."""
-    return dataclasses.replace(pod, requests=Resources(), scheduling=EMPTY_SCHEDULING, node_name="")
+    return msgspec.structs.replace(pod, requests=Resources(), scheduling=EMPTY_SCHEDULING, node_name="")
 
 
 @dataclass(frozen=True, slots=True)

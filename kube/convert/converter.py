@@ -24,7 +24,7 @@ from kube.convert.workloads import (
     convert_node_group,
     convert_pdb,
 )
-from kube.model import ClusterObjects
+from kube.model import ClusterObjects, Pod
 from kube.names import PRIORITY_CONFIGMAP, StorageNames
 
 __all__ = ["Converter"]
@@ -97,6 +97,15 @@ class Converter:
         except (TypeError, AttributeError, ValueError, KeyError, OverflowError, RecursionError) as exc:
             # A safety net only: every field reader raises FieldError on bad input.
             raise InputError(source, object_ref(obj), "", f"unreadable object ({type(exc).__name__})") from None
+
+    def add_pod(self, pod: Pod, source: str, *, unique: bool = True) -> None:
+        """A pod converted elsewhere (``kube.typedpods``), checked for duplicates as ``add`` does."""
+        self._unique_only = unique
+        try:
+            self._once("Pod", pod.namespace, pod.name, source)
+        except FieldError as exc:
+            raise InputError(source, f"Pod/{pod.namespace}/{pod.name}", exc.field, exc.message) from None
+        self.objects.pods.append(pod)
 
     def _unique(self, obj: Json, kind: str, source: str) -> None:
         api_version = obj.get("apiVersion")

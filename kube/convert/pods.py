@@ -39,7 +39,7 @@ from kube.names import MIRROR_ANNOTATION, SAFE_TO_EVICT, SAFE_TO_EVICT_LOCAL_VOL
 #: Upstream ``pod_util.DaemonSetPodAnnotationKey``: a pod to treat as a DaemonSet's.
 DAEMONSET_POD_ANNOTATION = "cluster-autoscaler.kubernetes.io/daemonset-pod"
 
-__all__ = ["TAINT_EFFECTS", "convert_pod", "pod_scheduling"]
+__all__ = ["TAINT_EFFECTS", "controller_ref", "convert_pod", "pod_scheduling", "pod_volumes"]
 
 _EMPTY: dict[str, str] = {}
 #: Shared by every pod without such names: an empty frozenset per pod costs 30 MB at 150,000 pods.
@@ -236,7 +236,7 @@ def pod_scheduling(spec: Json, namespace: str, memos: Memos | None = None,
     return cached
 
 
-def _controller_ref(meta: Json, memos: Memos | None) -> OwnerRef | None:
+def controller_ref(meta: Json, memos: Memos | None) -> OwnerRef | None:
     refs = meta.get("ownerReferences")
     if not refs:
         as_list(refs, "metadata.ownerReferences")
@@ -269,7 +269,7 @@ def _controller_ref(meta: Json, memos: Memos | None) -> OwnerRef | None:
     return found
 
 
-def _volumes(raw: object, pod_name: str) -> tuple[tuple[str, ...], tuple[tuple[str, VolumeSource], ...],
+def pod_volumes(raw: object, pod_name: str) -> tuple[tuple[str, ...], tuple[tuple[str, VolumeSource], ...],
                                                 frozenset[str]]:
     """Claims (with generic ephemeral volumes' ``<pod>-<volume>`` claims), local volumes, and the ephemeral claims."""
     claims: list[str] = []
@@ -327,7 +327,7 @@ def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | No
         _EMPTY if annotations is None else string_map(annotations, "metadata.annotations"))
     labels = string_map(meta.get("labels"), "metadata.labels") or _EMPTY
     volumes = spec.get("volumes")
-    claims, local, ephemeral = _volumes(volumes, name) if volumes is not None else ((), (), _NO_NAMES)
+    claims, local, ephemeral = pod_volumes(volumes, name) if volumes is not None else ((), (), _NO_NAMES)
     marked = False
     conditions = status.get("conditions")
     for i, cond in enumerate(as_list(conditions, "status.conditions") if conditions is not None else ()):
@@ -353,7 +353,7 @@ def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | No
         name=name,
         uid=uid if type(uid) is str else as_str(uid, "metadata.uid"),
         labels=labels,
-        owner=_controller_ref(meta, memos),
+        owner=controller_ref(meta, memos),
         node_name=node_name if type(node_name) is str else as_str(node_name, "spec.nodeName"),
         phase=(phase if type(phase) is str else as_str(phase, "status.phase")) or "Pending",
         requests=pod_requests(spec, memos.requests if memos is not None else None),

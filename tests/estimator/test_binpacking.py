@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec.structs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -202,7 +203,7 @@ def _placements(wants: Sequence[Want], template: Node, max_nodes: int, *, linear
                 constrained: Pod | None = None) -> list[tuple[str, str, int]]:
     _, checker, groups = setup(wants)
     if constrained is not None:  # every pod takes the constraints and labels of ``constrained``
-        groups = [PodGroup(tuple(dataclasses.replace(p, scheduling=constrained.scheduling,
+        groups = [PodGroup(tuple(msgspec.structs.replace(p, scheduling=constrained.scheduling,
                                                      labels=constrained.labels) for p in g.pods), g.plans)
                   for g in groups]
     made = copies(template)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
+import msgspec.structs
 
 from kube.model import ClusterObjects
 from simulator.volumes import REASON_NOT_ENOUGH_SPACE
@@ -47,7 +47,7 @@ def test_reservation_narrows_to_the_node_the_pod_was_bound_to() -> None:
     with extender_at(objects) as (client, extender, view):
         filter_names(client, "a", "a-data", ["last", "other"])
         # kube-scheduler bound a to "other": the view shows it, "last" is free again for b.
-        objects.pods = [dataclasses.replace(p, node_name="other") if p.name == "a" else p for p in objects.pods]
+        objects.pods = [msgspec.structs.replace(p, node_name="other") if p.name == "a" else p for p in objects.pods]
         view.set(objects, nodes_changed=False)
         second = filter_names(client, "b", "b-data", ["last", "other"])
     assert second["NodeNames"] == ["last"]
