@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import gc
-import json
 import sys
 import time
 from collections.abc import Sequence
@@ -115,7 +114,20 @@ def _priority_config(path: str) -> str:
 
 
 def _plan(args: argparse.Namespace, options: Options) -> int:
-    from app.plan_output import to_json, to_text
+    # One decision, then exit: the collector stays paused for the whole command (what
+    # ``run_once`` and the rendering allocate is freed by reference counting; collections
+    # would only rescan it).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _plan_once(args, options)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _plan_once(args: argparse.Namespace, options: Options) -> int:
+    from app.plan_output import dumps, to_json, to_text
     from autoscaler.runonce import run_once
     from cloudproviders.snapshot import SnapshotProvider
     from kube.convert import InputError
@@ -134,7 +146,7 @@ def _plan(args: argparse.Namespace, options: Options) -> int:
     provider = SnapshotProvider(objects.node_groups, objects.nodes)
     decision = run_once(objects, provider, options, now, steady_state=True)
     if args.output == "json":
-        sys.stdout.write(json.dumps(to_json(decision), indent=1) + "\n")
+        sys.stdout.write(dumps(to_json(decision)))
     else:
         sys.stdout.write(to_text(decision))
     return 0

@@ -81,7 +81,7 @@ def _measure(path: str, flags: Sequence[str], gc_timer: GcTimer) -> dict[str, An
 
     start, gc_before = time.perf_counter(), gc_timer.snapshot()
     from app.cli import build_parser, load_without_collector
-    from app.plan_output import to_json
+    from app.plan_output import dumps, to_json
     from autoscaler.config import options_from_args
     from autoscaler.runonce import run_once
     from cloudproviders.snapshot import SnapshotProvider
@@ -107,7 +107,7 @@ def _measure(path: str, flags: Sequence[str], gc_timer: GcTimer) -> dict[str, An
     record("run_once", start, gc_before)
 
     start, gc_before = time.perf_counter(), gc_timer.snapshot()
-    text = json.dumps(to_json(decision), indent=1) + "\n"
+    text = dumps(to_json(decision))
     record("render", start, gc_before)
 
     rss_after_plan = _max_rss_kib()
