@@ -33,6 +33,7 @@ from kube.documents import read_text
 from kube.model import ClusterObjects
 from kube.names import StorageNames
 from kube.typedpods import PodDecoder
+from kube.typedvolumes import VolumeDecoder
 
 __all__ = ["try_load"]
 
@@ -142,6 +143,7 @@ class _Unsupported(Exception):
 def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, path: str) -> None:
     to_builtins = msgspec.to_builtins
     pods = PodDecoder(converter.memos)
+    volumes = VolumeDecoder(converter.memos)
     for i in range(len(items)):
         raw = items[i]
         items[i] = Raw()  # drop each raw slice as it is converted
@@ -154,6 +156,12 @@ def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, pa
             raise _Unsupported
         if kind == "Pod":
             converter.add_pod(pods.decode(raw), path)
+            continue
+        if kind == "PersistentVolumeClaim":
+            converter.add_claim(volumes.claim(raw), path)
+            continue
+        if kind == "PersistentVolume":
+            converter.add_volume(*volumes.volume(raw), path)
             continue
         decoder = _DECODERS.get(kind)
         if decoder is None:

@@ -24,7 +24,7 @@ from kube.convert.workloads import (
     convert_node_group,
     convert_pdb,
 )
-from kube.model import ClusterObjects, Pod
+from kube.model import ClusterObjects, PersistentVolume, PersistentVolumeClaim, Pod
 from kube.names import PRIORITY_CONFIGMAP, StorageNames
 
 __all__ = ["Converter"]
@@ -106,6 +106,24 @@ class Converter:
         except FieldError as exc:
             raise InputError(source, f"Pod/{pod.namespace}/{pod.name}", exc.field, exc.message) from None
         self.objects.pods.append(pod)
+
+    def add_claim(self, claim: PersistentVolumeClaim, source: str) -> None:
+        """A claim converted elsewhere (``kube.typedvolumes``), checked for duplicates as ``add`` does."""
+        self._add_identity("PersistentVolumeClaim", claim.namespace, claim.name, source)
+        self.objects.claims[(claim.namespace, claim.name)] = claim
+
+    def add_volume(self, volume: PersistentVolume, namespace: str, source: str) -> None:
+        """A PV converted elsewhere; ``namespace`` as its metadata says (the duplicate check's key)."""
+        self._add_identity("PersistentVolume", namespace, volume.name, source)
+        self.objects.volumes[volume.name] = volume
+
+    def _add_identity(self, kind: str, namespace: str, name: str, source: str) -> None:
+        self._unique_only = True
+        try:
+            self._once(kind, namespace, name, source)
+        except FieldError as exc:
+            raise InputError(source, f"{kind}/{namespace + '/' if namespace else ''}{name}", exc.field,
+                             exc.message) from None
 
     def _unique(self, obj: Json, kind: str, source: str) -> None:
         api_version = obj.get("apiVersion")

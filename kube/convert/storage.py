@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kube.convert.errors import FieldError, Json
 from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of
 from kube.convert.fields import qty as _qty
@@ -20,19 +22,19 @@ from kube.model import (
     StorageClass,
 )
 
-__all__ = ["convert_csi_capacity", "convert_csi_driver", "convert_csi_node", "convert_pv", "convert_pvc",
-           "convert_storage_class"]
+__all__ = ["ACCESS_MODES", "ZONE_LABELS", "convert_csi_capacity", "convert_csi_driver", "convert_csi_node",
+           "convert_pv", "convert_pvc", "convert_storage_class", "zone_labels"]
 
-_ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
+ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
 
 
 def _access_modes(spec: Json) -> tuple[str, ...]:
     out = []
     for i, mode in enumerate(as_list(spec.get("accessModes"), "spec.accessModes")):
         mode = as_str(mode, f"spec.accessModes[{i}]")
-        if mode not in _ACCESS_MODES:
+        if mode not in ACCESS_MODES:
             raise FieldError(f"spec.accessModes[{i}]", f"unknown access mode {describe(mode)} "
-                                                       f"(one of {', '.join(_ACCESS_MODES)})")
+                                                       f"(one of {', '.join(ACCESS_MODES)})")
         out.append(mode)
     return tuple(out)
 
@@ -97,7 +99,7 @@ def convert_pv(obj: Json) -> PersistentVolume:
         phase=as_str(as_map(obj.get("status"), "status").get("phase"), "status.phase") or "Available",
         access_modes=_access_modes(spec),
         driver=driver,
-        zones=_zone_labels(meta.get("labels") or {}),
+        zones=zone_labels(meta.get("labels") or {}),
     )
 
 
@@ -110,7 +112,7 @@ ZONE_LABELS = (
 )
 
 
-def _zone_labels(labels: dict[str, object]) -> tuple[tuple[str, frozenset[str]], ...]:
+def zone_labels(labels: Mapping[str, object]) -> tuple[tuple[str, frozenset[str]], ...]:
     """Zone/region labels as value sets (``a__b`` is a or b); malformed ones are skipped, as upstream."""
     out = []
     for key in ZONE_LABELS:

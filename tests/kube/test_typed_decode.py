@@ -101,9 +101,62 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
+def extra() -> list[Any]:
+    """Objects with the fields the base snapshot leaves out (all read by the typed decoders)."""
+    return [
+        {"apiVersion": "v1", "kind": "PersistentVolume",
+         "metadata": {"name": "pv-local", "labels": {"topology.kubernetes.io/zone": "a__b"},
+                      "creationTimestamp": "2026-05-01T00:00:00Z"},
+         "spec": {"capacity": {"storage": "5Gi"}, "local": {"path": "/mnt"}, "persistentVolumeReclaimPolicy": "Delete",
+                  "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                      {"key": "kubernetes.io/hostname", "operator": "In", "values": ["w1"]}]}]}}},
+         "status": {"phase": "Available"}},
+        {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-host"},
+         "spec": {"capacity": {"storage": "1Gi"}, "hostPath": {"path": "/data"}, "accessModes": ["ReadWriteOncePod"]}},
+        {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+         "metadata": {"name": "eph", "namespace": "default",
+                      "ownerReferences": [{"kind": "Pod", "name": "p", "uid": "u9", "controller": True}]},
+         "spec": {"storageClassName": "rok", "resources": {"requests": {"storage": "1Gi"}, "limits": {"storage": "2Gi"}}}},
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": "multi", "namespace": "default", "uid": "u8", "labels": {"app": "m", "v": "1"},
+                      "annotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "true",
+                                      "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes": "a,b"},
+                      "creationTimestamp": "2026-05-01T00:00:00Z", "deletionTimestamp": "2026-05-02T00:00:00Z",
+                      "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "u1",
+                                           "controller": True}]},
+         "spec": {"nodeName": "w1", "priority": 5, "terminationGracePeriodSeconds": 0, "restartPolicy": "Never",
+                  "overhead": {"cpu": "10m"},
+                  "containers": [{"name": "a", "image": "i", "resources": {"requests": {"cpu": "1"},
+                                                                           "limits": {"memory": "1Gi"}},
+                                  "ports": [{"containerPort": 80, "hostPort": 8080}]},
+                                 {"name": "b", "resources": {"requests": {"cpu": "100m", "memory": "1Mi"}}}],
+                  "initContainers": [{"name": "s", "restartPolicy": "Always", "ports": [{"containerPort": 9}],
+                                      "resources": {"requests": {"cpu": "50m"}}},
+                                     {"name": "i", "resources": {"requests": {"memory": "2Gi"}}}],
+                  "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable":
+                                                 "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "m"}},
+                                                 "matchLabelKeys": ["v"]}],
+                  "nodeSelector": {"disk": "ssd"},
+                  "volumes": [{"name": "e", "ephemeral": {"volumeClaimTemplate": {}}},
+                              {"name": "t", "emptyDir": {"sizeLimit": "1Gi"}}, {"name": "h", "hostPath": {}}]},
+         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"},
+                                                      {"type": "PodScheduled", "status": "False",
+                                                       "reason": "Unschedulable"}]}},
+    ]
+
+
+def objects_under_test() -> list[Any]:
+    return [*base(), *extra()]
+
+
+def test_extra_objects_take_the_typed_path(tmp_path: Path) -> None:
+    result = assert_same([_as_json_list(objects_under_test(), tmp_path / "s.json")], typed=True)
+    assert result is not None and len(result.volumes) == 3 and len(result.claims) == 2
+
+
 def _mutations() -> list[Any]:
     cases = []
-    for index, obj in enumerate(base()):
+    for index, obj in enumerate(objects_under_test()):
         if obj["kind"] not in ("Pod", "Node", "PersistentVolume", "PersistentVolumeClaim"):
             continue
         for path in _paths(obj):
@@ -115,7 +168,7 @@ def _mutations() -> list[Any]:
 def test_every_field_broken_gives_the_same_answer(index: int, path: tuple[Any, ...], tmp_path: Path) -> None:
     """Each field of the big kinds replaced by each bad value, and removed: same objects or same error."""
     for value in [*BAD_VALUES, "delete"]:
-        objects = base()
+        objects = objects_under_test()
         parent: Any = objects[index]
         for step in path[:-1]:
             parent = parent[step]
