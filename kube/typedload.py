@@ -158,7 +158,7 @@ def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, pa
             converter.add_pod(pods.decode(raw), path)
             continue
         if kind == "PersistentVolumeClaim":
-            converter.add_claim(volumes.claim(raw), path)
+            converter.add_claim(volumes.claim(raw)[0], path)
             continue
         if kind == "PersistentVolume":
             converter.add_volume(*volumes.volume(raw), path)

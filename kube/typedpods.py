@@ -158,6 +158,10 @@ class PodDecoder:
 
     def decode(self, raw: bytes | Raw) -> Pod:
         """The pod in ``raw`` (one JSON object); raises when the dict path must read it instead."""
+        return self.decode_keyed(raw)[0]
+
+    def decode_keyed(self, raw: bytes | Raw) -> tuple[Pod, str]:
+        """The pod and its namespace as written (``""`` when absent, where the model says ``default``)."""
         doc = self._decode(raw)
         meta, spec, status = doc.metadata or _NO_META, doc.spec or _NO_SPEC, doc.status or _NO_STATUS
         name = meta.name
@@ -205,7 +209,7 @@ class PodDecoder:
             annotations.get(DAEMONSET_POD_ANNOTATION) == "true",
             ephemeral,
             spec.restartPolicy or "Always",
-        )
+        ), meta.namespace or ""
 
     def _owner(self, raw: Raw) -> OwnerRef | None:
         if not len(raw):

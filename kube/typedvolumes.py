@@ -127,7 +127,8 @@ class VolumeDecoder:
             parse_time(meta.creationTimestamp, "metadata.creationTimestamp", self.memos.times)
         return meta, meta.name
 
-    def claim(self, raw: bytes | Raw) -> PersistentVolumeClaim:
+    def claim(self, raw: bytes | Raw) -> tuple[PersistentVolumeClaim, str]:
+        """The claim and its namespace as written (``""`` when absent, where the model says ``default``)."""
         doc = self._claim(raw)
         meta, name = self._identity(doc.metadata)
         spec = doc.spec or _NO_CLAIM_SPEC
@@ -152,7 +153,7 @@ class VolumeDecoder:
             (doc.status or _NO_STATUS).phase or "Pending",
             _access_modes(spec.accessModes),
             controller_uid,
-        )
+        ), meta.namespace or ""
 
     def volume(self, raw: bytes | Raw) -> tuple[PersistentVolume, str]:
         """The PV and the namespace its identity is recorded under (as written, usually empty)."""

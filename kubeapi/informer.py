@@ -20,12 +20,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from kube.clusterapi import ClusterAPIError, NotFound
 from kube.convert import Converter, InputError
 from kube.names import StorageNames
 from kubeapi.gcpause import collector_paused
-from kubeapi.kinds import Key, Kind, convert_one, key_of
-from kubeapi.transport import DROPPED, Expired, ListBody, Transport, decode_item
+from kubeapi.kinds import Key, Kind, convert_one, key_of, typed_decoder
+from kubeapi.transport import DROPPED, Expired, ListBody, Transport, WatchEvent, decode_item
 
 __all__ = ["Informer", "Listener"]
 
@@ -44,6 +46,8 @@ class Informer:
         self.path = kind.path.format(namespace=namespace)
         self._transport = transport
         self._converter = Converter(names)
+        #: Pods, claims and volumes skip the dict tree (``plan``'s typed decoders).
+        self._typed = typed_decoder(kind.kind, self._converter.memos)
         self._lock = lock
         self._on_change = on_change
         self._watch_seconds = watch_seconds
@@ -168,7 +172,7 @@ class Informer:
         for i in range(len(items)):
             raw = items[i]
             items[i] = DROPPED  # let go of each item as soon as it is converted
-            self._convert_into(decode_item(raw), fresh)
+            self._convert_raw(raw, fresh)
         with self._lock:
             self.store, self.warnings, self.failed, self.index = fresh.store, fresh.warnings, fresh.failed, fresh.index
             self.resource_version = body.metadata.resourceVersion
@@ -178,6 +182,22 @@ class Informer:
         self._on_change(self.kind.name, "SYNCED", None)
         log.info("%s: listed %d at resourceVersion %s (fetch %.2fs, decode and convert %.2fs)", self.kind.name,
                  len(self.store), self.resource_version, fetched - started, time.perf_counter() - fetched)
+
+    def _convert_raw(self, raw: msgspec.Raw, tables: _Tables) -> object:
+        """Convert an encoded object into ``tables``; returns what is stored under its key now."""
+        if self._typed is not None:
+            try:
+                model, namespace = self._typed(raw)
+            except Exception:
+                pass
+            else:
+                key = (namespace, str(getattr(model, "name")))  # noqa: B009 (every typed model has a name)
+                tables.remove(key, self.kind)
+                tables.add(key, model, self.kind)
+                return model
+        obj = decode_item(raw)
+        self._convert_into(obj, tables)
+        return tables.store.get(key_of(obj))
 
     def _convert_into(self, obj: Json, tables: _Tables) -> None:
         key = key_of(obj)
@@ -218,8 +238,22 @@ class Informer:
             self._stream = None
             stream.close()
 
-    def _apply(self, event: Json) -> None:
-        kind, obj = event.get("type"), event.get("object") or {}
+    def _apply(self, event: WatchEvent) -> None:
+        kind = event.type
+        if kind in ("ADDED", "MODIFIED") and self._typed is not None:
+            try:
+                head = _decode_head(event.object)
+            except msgspec.MsgspecError:
+                head = None
+            if head is not None and head.metadata is not None:
+                rv = str(head.metadata.resourceVersion or "")
+                with self._lock:
+                    tables = _Tables(self.store, self.warnings, self.failed, self.index)
+                    changed = self._convert_raw(event.object, tables)
+                    self.resource_version = rv or self.resource_version
+                self._on_change(self.kind.name, str(kind), changed)
+                return
+        obj = event.decode_object()
         meta = obj.get("metadata") or {}
         if kind == "ERROR":
             code, message = obj.get("code"), obj.get("message") or obj.get("reason") or "watch error"
@@ -241,6 +275,17 @@ class Informer:
                 changed = self.store.get(key)
             self.resource_version = rv or self.resource_version
         self._on_change(self.kind.name, str(kind), changed)
+
+
+class _HeadMeta(msgspec.Struct, frozen=True):
+    resourceVersion: Any = None  # noqa: N815 (the API's field name)
+
+
+class _Head(msgspec.Struct, frozen=True):
+    metadata: _HeadMeta | None = None
+
+
+_decode_head = msgspec.json.Decoder(_Head).decode
 
 
 class _Tables:

@@ -11,11 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from kube.convert import Converter
+from kube.convert.memo import Memos
 from kube.model import ClusterObjects
 from kube.names import PRIORITY_CONFIGMAP
+from kube.typedpods import PodDecoder
+from kube.typedvolumes import VolumeDecoder
 
-__all__ = ["KINDS", "Key", "Kind", "convert_one"]
+__all__ = ["KINDS", "Key", "Kind", "TypedDecoder", "convert_one", "typed_decoder"]
 
 Json = dict[str, Any]
 #: (namespace, name); namespace "" for cluster-scoped objects.
@@ -99,6 +104,25 @@ def convert_one(converter: Converter, kind: Kind, obj: Json, source: str) -> tup
     if warnings:
         converter.objects.warnings = []
     return taken, warnings
+
+
+#: JSON bytes -> (model object, namespace as written); raises when the dict path must read them.
+TypedDecoder = Callable[[msgspec.Raw], tuple[object, str]]
+
+
+def typed_decoder(kind: str, memos: Memos) -> TypedDecoder | None:
+    """The typed decoder ``plan`` uses for this kind's objects (``kube.typedpods``, ``kube.typedvolumes``).
+
+    Pods, claims and volumes are most of a cluster's objects; decoded straight into the
+    model they skip the dict tree. None for the other kinds (the dict path reads them).
+    """
+    if kind == "Pod":
+        return PodDecoder(memos).decode_keyed
+    if kind == "PersistentVolumeClaim":
+        return VolumeDecoder(memos).claim
+    if kind == "PersistentVolume":
+        return VolumeDecoder(memos).volume
+    return None
 
 
 def key_of(obj: Json) -> Key:

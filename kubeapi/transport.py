@@ -26,8 +26,8 @@ from kubernetes.client.exceptions import ApiException  # type: ignore[import-unt
 from kube.clusterapi import ClusterAPIError, Conflict, NotFound, TransientAPIError
 from kubeapi.ratelimit import TokenBucket
 
-__all__ = ["DROPPED", "Expired", "Forbidden", "ListBody", "TooManyRequests", "Transport", "WatchStream", "decode_item",
-           "translate"]
+__all__ = ["DROPPED", "Expired", "Forbidden", "ListBody", "TooManyRequests", "Transport", "WatchEvent", "WatchStream",
+           "decode_item", "translate"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,23 @@ def decode_item(raw: msgspec.Raw) -> Json:
     if not isinstance(item, dict):
         raise ClusterAPIError(f"a LIST item is not an object: {str(item)[:80]}")
     return item
+
+
+class WatchEvent(msgspec.Struct, frozen=True):
+    """One watch event; its object left encoded, for the typed decoders or ``decode_object``."""
+
+    type: Any = None
+    object: msgspec.Raw = msgspec.Raw()
+
+    def decode_object(self) -> Json:
+        """The object as dicts; ``{}`` when absent, null or not a JSON object."""
+        if not len(self.object):
+            return {}
+        obj = _decode(self.object)
+        return obj if isinstance(obj, dict) else {}
+
+
+_decode_event = msgspec.json.Decoder(WatchEvent).decode
 
 
 class Expired(ClusterAPIError):
@@ -208,7 +225,7 @@ class WatchStream:
         self.path = path
         self._closed = False
 
-    def __iter__(self) -> Iterator[Json]:
+    def __iter__(self) -> Iterator[WatchEvent]:
         buffer = b""
         try:
             for chunk in self._response.stream(amt=None, decode_content=False):
@@ -217,11 +234,12 @@ class WatchStream:
                     line, buffer = buffer.split(b"\n", 1)
                     if line.strip():
                         try:
-                            event = _decode(line)
+                            event = _decode_event(line)
+                        except msgspec.ValidationError:
+                            continue  # valid JSON but not an event object: nothing to apply
                         except msgspec.DecodeError as exc:
                             raise ClusterAPIError(f"watch {self.path}: an event is not JSON: {exc}") from None
-                        if isinstance(event, dict):
-                            yield event
+                        yield event
         except Exception as exc:
             if self._closed:
                 return

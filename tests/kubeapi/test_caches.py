@@ -28,7 +28,7 @@ def test_initial_sync_converts_to_the_model(api: FakeAPIServer, tmp_path: Path) 
         cluster.list_objects()
     cluster.start()
     try:
-        assert cluster.wait_synced(5.0)
+        assert cluster.wait_synced(15.0)
         objects = cluster.list_objects()
         assert [n.name for n in objects.nodes] == ["n0", "n1"]
         assert sorted(p.name for p in objects.pods) == ["p0-0", "p0-1", "p1-0", "p1-1"]
@@ -110,7 +110,7 @@ def test_list_failure_keeps_the_view_unavailable_until_it_succeeds(api: FakeAPIS
     cluster.start()
     try:
         eventually(lambda: cluster.caches.informers["pods"].watch_errors >= 1, what="a failed LIST")
-        assert cluster.wait_synced(5.0)
+        assert cluster.wait_synced(15.0)
         assert len(cluster.list_objects().pods) == 2
         assert cluster.caches.informers["pods"].watch_errors == 2
         said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("pods:")]
@@ -208,7 +208,7 @@ def test_an_optional_api_the_server_lacks_is_an_empty_cache(api: FakeAPIServer, 
     cluster = connect(api, tmp_path)
     cluster.start()
     try:
-        assert cluster.wait_synced(5.0), cluster.caches.unavailable_reason()
+        assert cluster.wait_synced(15.0), cluster.caches.unavailable_reason()
         assert cluster.list_objects().csi_capacities == []
         assert api.requests("GET", "/csistoragecapacities$", watch=True) == [], "nothing to watch"
     finally:
