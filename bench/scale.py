@@ -13,8 +13,9 @@ the same machine's ``json.load`` of the same file with the collector off:
   in this process the real ``Autoscaler`` loop runs over a cluster API that returns the
   converted objects (as the live adapter's caches would): one first loop, then
   ``--loops`` steady-state loops. Reported: mean and max loop time against the parse
-  time of the file. ``--churn N`` relabels N pods before each of those loops, so the
-  loop sees a cluster that changed (what is kept between loops is then recomputed).
+  time of the file. ``--churn N`` relabels N random pods before each of those loops, so the
+  loop sees a cluster that changed: the candidates whose verdicts stand are replayed,
+  the rest simulated (``candidatesReplayed``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import gc
 import json
 import math
+import random
 import statistics
 import sys
 import time
@@ -122,12 +124,10 @@ class _StaticCluster:
 
 
 def _churn(objects: Any, count: int, step: int) -> None:
-    """Replace ``count`` scheduled pods by copies with a new label, as a watch event would."""
-
+    """Replace ``count`` pods, anywhere in the cluster, by copies with a new label, as a watch event would."""
     pods = objects.pods
-    stride = max(1, len(pods) // count)
-    for k in range(count):
-        i = (k * stride + step) % len(pods)
+    rng = random.Random(step)
+    for i in rng.sample(range(len(pods)), count):
         pods[i] = msgspec.structs.replace(pods[i], labels={**pods[i].labels, "bench-churn": str(step)})
 
 
@@ -159,6 +159,7 @@ def bench_loop(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
         first = loop.run_once(now).wall_seconds
     times: list[float] = []
     phases: list[dict[str, float]] = []
+    replayed: list[int] = []
     for i in range(args.loops):
         if args.churn:
             _churn(objects, args.churn, i)
@@ -166,10 +167,13 @@ def bench_loop(args: argparse.Namespace, out_dir: Path) -> dict[str, Any]:
             record = loop.run_once(now + 10.0 * (i + 1))
         times.append(record.wall_seconds)
         phases.append(record.decision.timings)
+        kept = record.decision.scale_down.last_pass
+        replayed.append(kept.replayed if kept is not None else 0)
     mean = statistics.mean(times)
     return {"nodes": args.nodes, "pods": len(objects.pods), "churn": args.churn, "parseSeconds": parse,
             "firstLoopSeconds": first,
             "meanLoopSeconds": mean, "maxLoopSeconds": max(times), "ratioToParse": mean / parse,
+            "loopSeconds": times, "candidatesReplayed": replayed,
             "meanPhases": {k: statistics.mean(p.get(k, 0.0) for p in phases) for k in phases[0]}}
 
 

@@ -140,6 +140,11 @@ class VolumeIndex:
                         if (pod.namespace, name) in rwop:
                             self._rwop_users.setdefault((pod.namespace, name), set()).add(pod.ref)
 
+    @property
+    def has_rwop_claims(self) -> bool:
+        """Whether any claim is ReadWriteOncePod (whether a pod may use it depends on every other pod)."""
+        return any("ReadWriteOncePod" in claim.access_modes for claim in self.objects.claims.values())
+
     def is_local_class(self, class_name: str | None) -> bool:
         sc = self.objects.storage_classes.get(class_name or "")
         return sc is not None and sc.provisioner == self.names.provisioner

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,7 +33,15 @@ from autoscaler.clusterstate import Readiness
 from autoscaler.config import ScaleDownMode
 from autoscaler.context import LoopContext
 from autoscaler.scaledown.eligibility import Candidate, GroupBudget, check_eligibility
-from autoscaler.scaledown.reuse import PassRecord, pass_inputs, reusable, termination_flips
+from autoscaler.scaledown.reuse import (
+    ALL,
+    PassRecord,
+    Step,
+    changed_nodes,
+    pass_inputs,
+    reusable,
+    termination_flips,
+)
 from autoscaler.scaledown.types import (
     SIMULATION_TIMED_OUT,
     RemovalCandidate,
@@ -95,6 +104,13 @@ class RemovalPass:
         self._received: dict[str, list[Pod]] = {}
         #: pod ref -> the destinations map of the removal that first moved it (kept current).
         self._moved_by: dict[str, dict[str, str]] = {}
+        #: The last ``try_remove``'s reach and destinations (``reuse.Step``).
+        self.reach = -1
+        self.dests: tuple[int, ...] = ()
+        #: Replayed removals not yet applied to the snapshot: (node index, [(pod, destination)]).
+        #: Only a simulation reads the snapshot, so they wait until one is needed (or forever,
+        #: when every candidate's verdict stands).
+        self._unapplied: list[tuple[int, list[tuple[Pod, int]]]] = []
 
     def try_remove(self, cand: Candidate, persist: bool = True) -> RemovalCandidate | Unremovable:
         """Simulate removing ``cand``; on success its placements stay in the snapshot.
@@ -104,6 +120,8 @@ class RemovalPass:
         """
         sim = self.sim
         snap, checker = sim.snapshot, sim.checker
+        self._apply_replayed()
+        self.reach, self.dests = -1, ()
         drain = drain_node(self.ctx, sim.pods_by_node.get(cand.name, ()))
         if drain.blocked is not None:
             return Unremovable(cand.name, UnremovableReason.BLOCKED_BY_POD, _describe_block(drain))
@@ -114,24 +132,60 @@ class RemovalPass:
         snap.fork()
         self.ctx.pdbs.fork()
         snap.disable_node(idx)  # journaled: not a destination while this fork lives
-        destinations: dict[str, str] = {}
         placed: list[tuple[Pod, str]] = []
+        dests: list[int] = []
         for pod in _moving_order((*drain.to_move, *received)):
             plan = sim.volumes.plan(pod, unpinned=True)
             # Upstream clears spec.nodeName before rescheduling (a pod bound by name
             # would only fit the node it is leaving); the checker does so without a copy.
             moving = pod
+            if pod.scheduling.has_pod_constraints or snap.anti_affinity_pods:
+                self.reach = ALL  # where it fits depends on pods on other nodes too
             dest = checker.find_node(moving, plan, self.allowed, moving=True)
             if dest is None:
                 snap.revert()
                 self.ctx.pdbs.revert()
+                self.reach = ALL
                 return Unremovable(cand.name, UnremovableReason.NO_PLACE_TO_MOVE_PODS,
                                    f"no place to move pod {pod.ref}")
+            # First fit: the answer depends on the nodes up to the one chosen, no further.
+            self.reach = max(self.reach, dest)
+            dests.append(dest)
             checker.place(moving, plan, dest)
             placed.append((moving, snap.nodes[dest].name))
+        self.dests = tuple(dests)
+        return self._commit(cand, drain, placed, persist)
+
+    def replay(self, cand: Candidate, step: Step) -> RemovalCandidate:
+        """Redo a removal an earlier pass found, with its destinations (``replay.py`` says when it stands)."""
+        old = step.verdict
+        assert isinstance(old, RemovalCandidate)
+        snap = self.sim.snapshot
+        received = self._received.get(cand.name, [])
+        moves = list(zip(_moving_order((*old.drain.to_move, *received)), step.dests, strict=True))
+        self._unapplied.append((snap.index[cand.name], moves))
+        self.ctx.pdbs.fork()
+        self.reach, self.dests = step.reach, step.dests
+        return self._commit(cand, old.drain, [(pod, snap.nodes[dest].name) for pod, dest in moves], persist=True,
+                            forked=False)
+
+    def _apply_replayed(self) -> None:
+        """Put the replayed removals into the snapshot (journaled in the pass's fork)."""
+        sim = self.sim
+        for idx, moves in self._unapplied:
+            sim.snapshot.disable_node(idx)
+            for pod, dest in moves:
+                sim.checker.place(pod, sim.volumes.plan(pod, unpinned=True), dest)
+        self._unapplied.clear()
+
+    def _commit(self, cand: Candidate, drain: NodeDrain, placed: list[tuple[Pod, str]],
+                persist: bool, forked: bool = True) -> RemovalCandidate:
+        snap = self.sim.snapshot
+        destinations: dict[str, str] = {}
         self.ctx.pdbs.remove(drain.to_move)  # received pods spent their budget when first moved
         self.ctx.pdbs.commit()
-        snap.commit()
+        if forked:
+            snap.commit()
         if persist:
             self._received.pop(cand.name, None)
         for moving, dest_name in placed:
@@ -166,17 +220,24 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
         # Nothing the pass reads has changed since it ran: its verdicts stand (reuse.py).
         removable, more = list(record.removable), list(record.unremovable)
     else:
+        steps: tuple[Step, ...] | None = None
+        replayed = 0
         if cluster_wide:
             removable, more = plan_cluster_wide(sim, ordered, local_volumes, clock)
         else:
+            changed = None if cluster_wide else changed_nodes(record, inputs, sim.now)
+            replay = None
+            if record is not None and record.steps is not None and changed is not None:
+                indices = {sim.snapshot.index[name] for name in changed}
+                replay = Replay(record.steps, indices, min(indices, default=ALL))
             sim.snapshot.fork()
             try:
-                removable, more = _per_node_pass(sim, ordered, local_volumes, clock)
+                removable, more, steps, replayed = _per_node_pass(sim, ordered, local_volumes, clock, replay)
             finally:
                 sim.snapshot.revert()
         timed_out = any(u.detail == SIMULATION_TIMED_OUT for u in more)
         record = None if timed_out else PassRecord(inputs, sim.now, termination_flips(sim), tuple(removable),
-                                                   tuple(more))
+                                                   tuple(more), steps, replayed)
     kept.extend(more)
     since = unneeded_since(removable, memory, sim.now)
     # Cluster-wide mode judged each node alone: removing two at once could break the thresholds.
@@ -190,30 +251,79 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """The last pass's steps, and the snapshot indices of the nodes whose own inputs changed since."""
+
+    steps: tuple[Step, ...]
+    changed: set[int]
+    #: The lowest changed index: a step that looked no further than just before it stands.
+    first_changed: int
+
+    def stands(self, position: int, cand: Candidate, index: int | None) -> Step | None:
+        """The recorded step of the ``position``-th candidate, if its verdict is still this pass's.
+
+        It is when the same candidate stands at the same place, its node did not change,
+        and it looked no further into the node order than the first changed node: every
+        step before it stood too (the caller stops at the first that does not), so the
+        snapshot it saw, its PDB budgets and group budgets are what they were.
+        """
+        if position >= len(self.steps) or index is None or index in self.changed:
+            return None
+        step = self.steps[position]
+        if step.candidate != (cand.name, cand.group, cand.looks_empty):
+            return None
+        return step if step.reach < self.first_changed else None
+
+
 def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[str, list[str]],
-                   clock: Callable[[], float]) -> tuple[list[RemovalCandidate], list[Unremovable]]:
+                   clock: Callable[[], float], replay: Replay | None = None,
+                   ) -> tuple[list[RemovalCandidate], list[Unremovable], tuple[Step, ...], int]:
+    """The per-node pass; with ``replay``, the leading candidates whose verdicts stand are replayed, not simulated."""
     removal = RemovalPass(sim, clock)
     budget = GroupBudget(sim)
     deadline = clock() + sim.options.scale_down.simulation_timeout
     removable: list[RemovalCandidate] = []
     unremovable: list[Unremovable] = []
-    for cand in ordered:
+    steps: list[Step] = []
+    replayed = 0
+    for position, cand in enumerate(ordered):
+        key = (cand.name, cand.group, cand.looks_empty)
+        old = replay.stands(position, cand, sim.snapshot.index.get(cand.name)) if replay is not None else None
+        if old is None:
+            replay = None  # the first step that does not stand ends the replay
         if cand.name in local_volumes:
             pvs = local_volumes[cand.name]
-            unremovable.append(Unremovable(cand.name, UnremovableReason.NODE_HAS_LOCAL_VOLUMES,
-                                           "holds local volume(s) that cannot be migrated: " + ", ".join(sorted(pvs))))
+            kept = Unremovable(cand.name, UnremovableReason.NODE_HAS_LOCAL_VOLUMES,
+                               "holds local volume(s) that cannot be migrated: " + ", ".join(sorted(pvs)))
+            steps.append(Step(key, kept, -1, simulated=False))
+            unremovable.append(kept)
             continue
         limit = budget.blocked(cand)
         if limit is not None:
+            steps.append(Step(key, limit, -1, simulated=False))
             unremovable.append(limit)
             continue
         if clock() > deadline:
-            unremovable.append(Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR, SIMULATION_TIMED_OUT))
+            timed_out = Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR, SIMULATION_TIMED_OUT)
+            steps.append(Step(key, timed_out, ALL, simulated=False))
+            unremovable.append(timed_out)
             continue
-        result = removal.try_remove(cand)
+        if old is not None and not old.simulated:
+            old = replay = None  # decided before simulating then, simulated now: replay ends here
+        if old is not None and isinstance(old.verdict, RemovalCandidate):
+            result: RemovalCandidate | Unremovable = removal.replay(cand, old)
+            replayed += 1
+        elif old is not None:
+            result = old.verdict
+            removal.reach, removal.dests = old.reach, old.dests
+            replayed += 1
+        else:
+            result = removal.try_remove(cand)
+        steps.append(Step(key, result, removal.reach, removal.dests))
         if isinstance(result, Unremovable):
             unremovable.append(result)
         else:
             budget.take(cand)
             removable.append(result)
-    return removable, unremovable
+    return removable, unremovable, tuple(steps), replayed

@@ -34,11 +34,12 @@ from autoscaler.context import LoopContext, same, shallow_copy
 from autoscaler.scaledown.eligibility import Candidate
 from autoscaler.scaledown.types import RemovalCandidate, Unremovable
 from cloudproviders.interface import price_of
-from kube.model import Pod
+from kube.model import ClusterObjects, Pod
 from simulator.drainability.rules import LONG_TERMINATING_EXTRA_SECONDS as DRAIN_EXTRA
+from simulator.drainability.rules import SYSTEM_NAMESPACE
 from simulator.utilization import LONG_TERMINATING_EXTRA_SECONDS as UTIL_EXTRA
 
-__all__ = ["PassInputs", "PassRecord", "pass_inputs", "reusable", "same"]
+__all__ = ["ALL", "PassInputs", "PassRecord", "Step", "changed_nodes", "pass_inputs", "reusable", "same"]
 
 #: ClusterObjects fields the removal pass does not read (the pass is unaffected by them). Of the
 #: pods it reads the scheduled ones (``LoopContext.pods_by_node``, the snapshot), kept in
@@ -68,6 +69,14 @@ class PassInputs:
     mode: str
     #: Pending pods filter-out-schedulable fitted onto nodes (they count as running there).
     placed: tuple[tuple[Pod, str], ...] = ()
+    #: The snapshot's live nodes in index order (``Step.reach`` indexes them).
+    names: tuple[str, ...] = ()
+    #: Each node's pods as the pass read them (scheduled ones and placed pending ones).
+    by_node: dict[str, list[Pod]] = dataclasses.field(default_factory=dict)
+    #: Whether a pass over these inputs may be replayed in part (``replay.py``): no pod with
+    #: required anti-affinity runs (its domain reaches past any node index) and no claim is
+    #: ReadWriteOncePod (its users are cluster-wide).
+    per_node: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +89,34 @@ class PassRecord:
     flips: tuple[float, ...]
     removable: tuple[RemovalCandidate, ...]
     unremovable: tuple[Unremovable, ...]
+    #: Per candidate, in the pass's order, what a later pass needs to replay it (per-node mode only).
+    steps: tuple[Step, ...] | None = None
+    #: How many leading candidates this pass replayed from the one before instead of simulating.
+    replayed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One candidate's verdict in a pass, and how far into the node order it looked."""
+
+    candidate: tuple[str, str, bool]
+    verdict: RemovalCandidate | Unremovable
+    #: The highest node index the verdict depends on: -1 when it read no other node (a
+    #: drain rule, a budget, local volumes), ``ALL`` when a pod found no place or its
+    #: placement depends on pods elsewhere (affinity, spread).
+    reach: int
+    #: The node index each moved pod was placed on, in the order they were moved.
+    dests: tuple[int, ...] = ()
+    #: Whether the verdict came from simulating the removal (not local volumes, a budget, the time limit).
+    simulated: bool = True
+
+
+#: ``Step.reach`` of a verdict that depends on every node.
+ALL = 2**62
+
+
+#: The ClusterObjects fields in ``PassInputs.objects``, in order.
+_OBJECT_FIELDS = tuple(f.name for f in dataclasses.fields(ClusterObjects) if f.name not in _NOT_READ)
 
 
 def pass_inputs(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[str, list[str]]) -> PassInputs:
@@ -105,13 +142,25 @@ def pass_inputs(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[
         local_volumes=local_volumes,
         mode=str(sim.options.scale_down.mode),
         placed=sim.placed,
+        names=tuple(snap.nodes[i].name for i in range(snap.base_count)),
+        by_node=dict(sim.pods_by_node),
+        per_node=not snap.anti_affinity_pods and not sim.volumes.has_rwop_claims,
     )
 
 
 def termination_flips(sim: LoopContext) -> tuple[float, ...]:
-    """When each scheduled pod being deleted turns long-terminating (utilization and drain rules)."""
-    return tuple(sorted({p.deleted + p.grace_seconds + extra for pods in sim.pods_by_node.values()
-                         for p in pods if p.deleted is not None for extra in (UTIL_EXTRA, DRAIN_EXTRA)}))
+    """The instants at which a verdict of the pass can change with time alone.
+
+    When each scheduled pod being deleted turns long-terminating (utilization and drain
+    rules), and when each kube-system pod becomes old enough to be moved
+    (``--blocking-system-pod-distruption-timeout``, the ``System`` drain rule).
+    """
+    timeout = sim.options.scale_down.blocking_system_pod_disruption_seconds
+    flips = {p.deleted + p.grace_seconds + extra for pods in sim.pods_by_node.values()
+             for p in pods if p.deleted is not None for extra in (UTIL_EXTRA, DRAIN_EXTRA)}
+    flips.update(p.created + timeout for pods in sim.pods_by_node.values()
+                 for p in pods if p.namespace == SYSTEM_NAMESPACE and p.created is not None)
+    return tuple(sorted(flips))
 
 
 def reusable(record: PassRecord | None, inputs: PassInputs, now: float) -> bool:
@@ -131,6 +180,53 @@ def reusable(record: PassRecord | None, inputs: PassInputs, now: float) -> bool:
         return False
     if not same(old.placed, inputs.placed):
         return False
-    # Same pods, so the same flip instants: none may lie between the two loops' ``now``.
+    return not _flipped(record, now)
+
+
+def _flipped(record: PassRecord, now: float) -> bool:
+    """Whether a flip instant of the recorded pods lies between the record's ``now`` and this one."""
     lo, hi = min(record.now, now), max(record.now, now)
-    return not any(lo <= t < hi for t in record.flips)
+    return any(lo <= t < hi for t in record.flips)
+
+
+def changed_nodes(record: PassRecord | None, inputs: PassInputs, now: float) -> set[str] | None:
+    """The live nodes whose own inputs changed since ``record``; None when a change is not per node.
+
+    Per node: the Node and its state (group, readiness), its pods (scheduled and placed),
+    its pinned local volumes. Everything else the pass reads (options, groups, the other
+    objects, upcoming nodes, the candidates' order, time flips) must be unchanged, or
+    the whole pass runs again.
+    """
+    if record is None or record.steps is None:
+        return None
+    old = record.inputs
+    if not (old.per_node and inputs.per_node) or old.names != inputs.names:
+        return None
+    if not (old.options is inputs.options or old.options == inputs.options) or old.mode != inputs.mode:
+        return None
+    if not same(old.groups, inputs.groups) or not same(old.added, inputs.added):
+        return None
+    nodes_at = _OBJECT_FIELDS.index("nodes")
+    if not same(old.objects[:nodes_at] + old.objects[nodes_at + 1:],
+                inputs.objects[:nodes_at] + inputs.objects[nodes_at + 1:]):
+        return None
+    if _flipped(record, now):
+        return None
+    changed: set[str] = set()
+    old_states = {state[0].name: state for state in old.states}  # type: ignore[attr-defined]
+    for state in inputs.states:
+        name = state[0].name  # type: ignore[attr-defined]
+        before = old_states.pop(name, None)
+        if before is None or not same(before, state):
+            changed.add(name)
+    changed.update(old_states)
+    for name in old.by_node.keys() | inputs.by_node.keys():
+        if not same(old.by_node.get(name), inputs.by_node.get(name)):
+            changed.add(name)
+    for name in old.local_volumes.keys() | inputs.local_volumes.keys():
+        if old.local_volumes.get(name) != inputs.local_volumes.get(name):
+            changed.add(name)
+    live = set(inputs.names)
+    if not changed <= live:
+        return None  # pods or state of a node the snapshot does not hold: not a per-node change
+    return changed

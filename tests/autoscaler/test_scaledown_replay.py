@@ -1,0 +1,129 @@
+"""Partial replay of the last removal pass (``planner.Replay``): same verdicts as simulating everything.
+
+A generated cluster (local volumes, owners, several groups) runs one loop; then one kind
+of change lands on a few nodes and a second loop runs with the first loop's memory. It
+replays the leading candidates whose verdicts stand and simulates the rest; its
+scale-down must equal a fresh loop's over the changed cluster, removals, destinations
+and reasons included. Each case also says whether some candidates must have been
+replayed (the change sits late in the node order) or none (it is not a per-node change).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec.structs
+import pytest
+
+from autoscaler.runonce import LoopDecision, run_once
+from autoscaler.scaledown.types import ScaleDownMemory
+from cloudproviders.snapshot import SnapshotProvider
+from kube.load import load_snapshot
+from kube.model import ClusterObjects, Resources
+from kube.names import StorageNames
+from tests.factories import NOW, options
+
+ROOT = Path(__file__).resolve().parents[2]
+FLAGS = ("--scale-down-unneeded-time=2m",)
+Change = Callable[[ClusterObjects, random.Random], ClusterObjects]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> ClusterObjects:
+    out = tmp_path_factory.mktemp("replay") / "cluster.json"
+    subprocess.run([sys.executable, str(ROOT.parent / "shared" / "tools" / "gen-bench-snapshot"), "120", "20", "0",
+                    str(out), "--seed", "3"], check=True, timeout=60, capture_output=True)
+    return load_snapshot([str(out)], StorageNames())
+
+
+def _late_nodes(objects: ClusterObjects, rng: random.Random, count: int = 3) -> list[str]:
+    """Nodes from the last fifth of the node order (changes there leave earlier verdicts standing)."""
+    names = [n.name for n in objects.nodes]
+    return rng.sample(names[-len(names) // 5:], count)
+
+
+def _resize_pods(objects: ClusterObjects, rng: random.Random) -> ClusterObjects:
+    targets = set(_late_nodes(objects, rng))
+    pods = [msgspec.structs.replace(p, requests=Resources(p.requests.cpu // 2 + 1, p.requests.memory))
+            if p.node_name in targets else p for p in objects.pods]
+    return dataclasses.replace(objects, pods=pods)
+
+
+def _delete_pods(objects: ClusterObjects, rng: random.Random) -> ClusterObjects:
+    """One pod less on each of a few nodes (emptying a node would move it to the front: empty ones go first)."""
+    targets = set(_late_nodes(objects, rng))
+    gone = {next(p.ref for p in objects.pods if p.node_name == name and not p.claims) for name in targets}
+    return dataclasses.replace(objects, pods=[p for p in objects.pods if p.ref not in gone])
+
+
+def _add_pods(objects: ClusterObjects, rng: random.Random) -> ClusterObjects:
+    extra = [msgspec.structs.replace(rng.choice([p for p in objects.pods if not p.claims]), name=f"extra-{i}",
+                                     node_name=name) for i, name in enumerate(_late_nodes(objects, rng))]
+    return dataclasses.replace(objects, pods=[*objects.pods, *extra])
+
+
+def _relabel_node(objects: ClusterObjects, rng: random.Random) -> ClusterObjects:
+    (target,) = _late_nodes(objects, rng, 1)
+    nodes = [dataclasses.replace(n, labels={**n.labels, "churn": "1"}) if n.name == target else n
+             for n in objects.nodes]
+    return dataclasses.replace(objects, nodes=nodes)
+
+
+def _early_change(objects: ClusterObjects, rng: random.Random) -> ClusterObjects:
+    first = objects.nodes[0].name
+    pods = [msgspec.structs.replace(p, requests=Resources(p.requests.cpu + 1, p.requests.memory))
+            if p.node_name == first else p for p in objects.pods]
+    return dataclasses.replace(objects, pods=pods)
+
+
+def _new_claim(objects: ClusterObjects, rng: random.Random) -> ClusterObjects:
+    claims = dict(objects.claims)
+    key, claim = next(iter(claims.items()))
+    claims[(key[0], "churn-claim")] = dataclasses.replace(claim, name="churn-claim", volume_name="")
+    return dataclasses.replace(objects, claims=claims)
+
+
+def _decide(objects: ClusterObjects, memory: ScaleDownMemory, now: float) -> LoopDecision:
+    provider = SnapshotProvider(objects.node_groups, objects.nodes)
+    return run_once(objects, provider, options(*FLAGS), now, memory=memory)
+
+
+def _verdicts(decision: LoopDecision) -> tuple[Any, ...]:
+    down = decision.scale_down
+    return (down.result, down.removed, down.unneeded, down.unremovable, down.to_delete, down.waiting)
+
+
+@pytest.mark.parametrize(("change", "replays"), [
+    pytest.param(_resize_pods, True, id="pods-shrink-on-late-nodes"),
+    pytest.param(_delete_pods, True, id="pods-deleted-on-late-nodes"),
+    pytest.param(_add_pods, True, id="pods-added-on-late-nodes"),
+    pytest.param(_relabel_node, True, id="late-node-relabelled"),
+    pytest.param(_early_change, None, id="first-node-changed"),
+    pytest.param(_new_claim, False, id="a-claim-appeared-not-per-node"),
+])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_replay_decides_as_a_fresh_pass(generated: ClusterObjects, change: Change, replays: bool | None,
+                                        seed: int) -> None:
+    first = _decide(generated, ScaleDownMemory(), NOW)
+    record = first.scale_down.last_pass
+    assert record is not None and record.steps is not None and first.scale_down.unneeded
+    changed = change(generated, random.Random(seed))
+    memory = ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since, last_pass=record)
+    second = _decide(changed, memory, NOW + 10)
+    fresh = _decide(changed, ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since), NOW + 10)
+    assert _verdicts(second) == _verdicts(fresh)
+    kept = second.scale_down.last_pass
+    assert kept is not None and kept is not record
+    if replays is True:
+        assert kept.replayed > 0, "a change late in the node order should leave earlier verdicts standing"
+    elif replays is False:
+        assert kept.replayed == 0
+    reference = fresh.scale_down.last_pass
+    assert kept.steps is not None and reference is not None and reference.steps is not None
+    assert [s.verdict for s in kept.steps] == [s.verdict for s in reference.steps]
