@@ -41,6 +41,9 @@ from kube.clusterapi import ClusterAPI, ClusterAPIError
 __all__ = ["Live", "StartupCancelled", "StartupError", "run", "serve"]
 
 EXIT_BAD_INPUT = 2
+#: The status after losing the Lease while leading: upstream's ``klog.Fatalf("lost master")``
+#: (cluster-autoscaler/main.go) exits 255, and the restarted pod waits as a standby.
+EXIT_LOST_LEASE = 255
 log = logging.getLogger("app.run")
 
 
@@ -135,14 +138,20 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
     leadership.start()
     loop: LiveLoop | None = None
     done = 0
+    status = 0
     try:
         while not stop.is_set():
             if not leadership.is_leader():
                 if loop is not None:
-                    # Lost the lease: the seams already refuse every change; forget in-flight
-                    # work so a later term starts from the cluster as it then is (CA restarts).
-                    log.warning("lost the leader lease; stopped acting")
-                    loop = None
+                    # Lost the lease: the seams already refuse every change. As upstream
+                    # (cluster-autoscaler/main.go, OnStoppedLeading: "lost master"), the
+                    # process ends; restarted, it waits as a standby and a later term
+                    # starts from the cluster as it then is.
+                    log.error("lost the leader lease: stopped acting; exiting %d so that the pod restarts "
+                              "as a standby (as upstream's cluster-autoscaler does)", EXIT_LOST_LEASE)
+                    metrics.leader.set(0)
+                    status = EXIT_LOST_LEASE
+                    break
                 metrics.leader.set(0)
                 health.stop_monitoring()
                 stop.wait(settings.leader.retry_period)
@@ -171,7 +180,7 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
         leadership.stop()
         endpoints.close()
         live.close()
-    return 0
+    return status
 
 
 def run(args: argparse.Namespace, options: Options) -> int:
