@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from emulator.scenario import _StringTimesLoader, load_scenario, parse_duration, parse_scenario
+from emulator.scenario import load_scenario, parse_duration, parse_scenario
+from emulator.scenario_documents import _StringTimesLoader
 from emulator.world import World
 from kube.convert import InputError
 from tests.emulator.worlds import START, deployment, make_world, scenario_json
