@@ -2,22 +2,23 @@
 
 A 5,000-node snapshot is about 90 MB of JSON; parsed into dicts it takes more memory
 than the whole decision, and most of it (images, env, commands, managed fields,
-probes) is never read. Here the file is decoded into a list of raw items; each item's
-kind is peeked, and Pods, Nodes, PersistentVolumes and PersistentVolumeClaims are
-decoded into ``msgspec`` Structs that declare only the fields the converters read
-(everything else is skipped by the decoder and never becomes a Python object). The
-Struct is turned into the small dict of just those fields and handed to the same
-``Converter``, so every check, memo table and error is the converter's own.
+probes) is never read. Here the file is decoded into a list of raw items and each
+item's kind is peeked:
+
+* Pods, PersistentVolumes and PersistentVolumeClaims go straight from bytes to the
+  model (``kube.typedpods``, ``kube.typedvolumes``): typed Structs, nested values
+  converted once per distinct value by ``kube.convert``'s checked readers;
+* Nodes are decoded into a Struct of just the fields the node converter reads, turned
+  into the small dict of those fields and handed to the ``Converter``;
+* every other kind is decoded to dicts and handed to the ``Converter``.
 
 This path is an accelerator only, never a second source of truth: anything it cannot
 decode (a field of the wrong shape for a Struct, a document that is not a ``List``
-object, a YAML file, a bad object the converter refuses) makes ``try_load`` return
+object, a YAML file, a bad object a converter refuses) makes ``try_load`` return
 ``None`` and the caller loads the files again the ordinary way, which gives exactly
-today's result or one-line error. The differential tests in ``tests/kube`` hold the
-two paths equal.
-
-Every field a converter reads must be declared here (a field left out would read as
-absent): the pod, node, PV and PVC converters in ``kube.convert`` are the list.
+the same result or one-line error. The differential tests in ``tests/kube`` hold the
+two paths equal, and a tripwire there requires every field the converters read to be
+declared by one of these Structs (a field left out would read as absent).
 """
 
 from __future__ import annotations
@@ -58,42 +59,6 @@ class _Meta(Struct, omit_defaults=True):
     deletionTimestamp: Any = UNSET  # noqa: N815
 
 
-class _Container(Struct, omit_defaults=True):
-    name: Any = UNSET
-    image: Any = UNSET
-    resources: Any = UNSET
-    ports: Any = UNSET
-    restartPolicy: Any = UNSET  # noqa: N815
-
-
-class _PodSpec(Struct, omit_defaults=True):
-    containers: list[_Container] | UnsetType | None = UNSET
-    initContainers: list[_Container] | UnsetType | None = UNSET  # noqa: N815
-    overhead: Any = UNSET
-    nodeSelector: Any = UNSET  # noqa: N815
-    affinity: Any = UNSET
-    tolerations: Any = UNSET
-    topologySpreadConstraints: Any = UNSET  # noqa: N815
-    volumes: Any = UNSET
-    priority: Any = UNSET
-    terminationGracePeriodSeconds: Any = UNSET  # noqa: N815
-    nodeName: Any = UNSET  # noqa: N815
-    restartPolicy: Any = UNSET  # noqa: N815
-
-
-class _PodStatus(Struct, omit_defaults=True):
-    phase: Any = UNSET
-    conditions: Any = UNSET
-
-
-class _Pod(Struct, omit_defaults=True):
-    kind: Any = UNSET
-    apiVersion: Any = UNSET  # noqa: N815
-    metadata: _Meta | UnsetType | None = UNSET
-    spec: _PodSpec | UnsetType | None = UNSET
-    status: _PodStatus | UnsetType | None = UNSET
-
-
 class _NodeSpec(Struct, omit_defaults=True):
     taints: Any = UNSET
     unschedulable: Any = UNSET
@@ -114,21 +79,8 @@ class _Node(Struct, omit_defaults=True):
     status: _NodeStatus | UnsetType | None = UNSET
 
 
-class _Volume(Struct, omit_defaults=True):
-    """PersistentVolumes and claims: small specs, read whole; the metadata trimmed."""
-
-    kind: Any = UNSET
-    apiVersion: Any = UNSET  # noqa: N815
-    metadata: _Meta | UnsetType | None = UNSET
-    spec: Any = UNSET
-    status: Any = UNSET
-
-
 _KINDS: dict[str, type[Struct]] = {
-    "Pod": _Pod,
     "Node": _Node,
-    "PersistentVolume": _Volume,
-    "PersistentVolumeClaim": _Volume,
 }
 _KIND = msgspec.json.Decoder(_Kind)
 _LIST = msgspec.json.Decoder(_List)

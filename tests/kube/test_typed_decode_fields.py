@@ -1,6 +1,7 @@
-"""Tripwire: every key the pod and node converters read is declared by the typed decoder.
+"""Tripwire: every key the pod, node, PV and claim converters read is declared by a typed decoder.
 
-``kube.typedload`` decodes Pods and Nodes into Structs that declare only the fields the
+``kube.typedload``, ``kube.typedpods`` and ``kube.typedvolumes`` decode Pods, Nodes, PVs
+and claims into Structs that declare only the fields the
 converters read; a key the converters start reading that no Struct declares would be
 read as absent on the typed path, silently. This test lists the string keys the
 converter modules look up (``.get("key")`` and ``["key"]``) and requires each to be a
@@ -16,9 +17,11 @@ from pathlib import Path
 
 import msgspec
 
-from kube import typedload
+from kube import typedload, typedpods, typedvolumes
 
 CONVERTERS = ("pods.py", "nodes.py", "resources.py")
+#: Functions of other converter modules that read a typed kind (PVs and claims).
+CONVERTER_FUNCTIONS = {"storage.py": ("convert_pv", "convert_pvc", "_access_modes", "_class_name")}
 
 #: Keys read inside subtrees the Structs keep whole (their parent field is ``Any``).
 INSIDE_WHOLE_SUBTREES = frozenset({
@@ -38,14 +41,24 @@ INSIDE_WHOLE_SUBTREES = frozenset({
     "type", "reason", "lastTransitionTime",
     # owner references
     "controller",
+    # a PV's nodeAffinity (kept as bytes), capacity and a claim's requests (maps kept whole)
+    "required", "storage",
 })
+
+
+def _trees() -> list[ast.AST]:
+    root = Path(typedload.__file__).parent / "convert"
+    trees: list[ast.AST] = [ast.parse((root / name).read_text(encoding="utf-8")) for name in CONVERTERS]
+    for name, functions in CONVERTER_FUNCTIONS.items():
+        module = ast.parse((root / name).read_text(encoding="utf-8"))
+        trees.extend(node for node in module.body if isinstance(node, ast.FunctionDef) and node.name in functions)
+    return trees
 
 
 def _read_keys() -> set[str]:
     keys: set[str] = set()
-    root = Path(typedload.__file__).parent / "convert"
-    for name in CONVERTERS:
-        for node in ast.walk(ast.parse((root / name).read_text(encoding="utf-8"))):
+    for tree in _trees():
+        for node in ast.walk(tree):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
                     and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
                 keys.add(node.args[0].value)
@@ -57,9 +70,10 @@ def _read_keys() -> set[str]:
 
 def _declared() -> set[str]:
     fields: set[str] = set()
-    for value in vars(typedload).values():
-        if isinstance(value, type) and issubclass(value, msgspec.Struct):
-            fields.update(value.__struct_fields__)
+    for module in (typedload, typedpods, typedvolumes):
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, msgspec.Struct):
+                fields.update(value.__struct_fields__)
     return fields
 
 
