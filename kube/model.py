@@ -223,6 +223,9 @@ class StorageClass:
     provisioner: str
     binding_mode: BindingMode
     allowed_topologies: NodeSelector | None = None
+    #: The class's ``parameters`` (opaque to Kubernetes, read by its provisioner, e.g.
+    #: TopoLVM's ``topolvm.io/device-class``). Not hashed: a class stays usable as a key.
+    parameters: Mapping[str, str] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,9 @@
 
 kube-scheduler calls the extender after its own filters, with the nodes that passed
 them, so the extender answers one question only: can this pod's volumes be bound on
-this node, counting free local capacity (storage-semantics section 1)? It answers with
+this node, counting free local capacity per pool (storage-semantics section 1; the pools
+and their sources are ``simulator/capacity.py``'s, read from the same node annotations and
+CSIStorageCapacity objects as the autoscaler reads)? It answers with
 the very code the autoscaler simulates with (``simulator.volumes.VolumeIndex`` and
 ``simulator.predicates.PredicateChecker``), over a ``ClusterSnapshot`` whose nodes are
 *storage views* of the real ones: same name, labels and free local bytes, no taints,
@@ -25,6 +27,7 @@ import numpy as np
 
 from kube.model import EMPTY_SCHEDULING, UNBOUNDED_BYTES, ClusterObjects, Node, Pod, Resources
 from kube.names import StorageNames
+from simulator.capacity import pool_free
 from simulator.predicates import PredicateChecker
 from simulator.snapshot import ClusterSnapshot, IntArray
 from simulator.volumes import (
@@ -90,7 +93,7 @@ class StorageFilter:
                    for i, n in enumerate(nodes))
 
     def refresh_capacity(self, nodes: Sequence[Node]) -> None:
-        """Take new free local bytes (capacity annotations) without rebuilding the label index."""
+        """Take new free bytes (capacity annotations, every pool) without rebuilding the label index."""
         snap = self.snapshot
         for i, node in enumerate(nodes):
             if node is self._sources[i]:  # the watch cache keeps unchanged nodes as the same object
@@ -98,6 +101,8 @@ class StorageFilter:
             self._sources[i] = node
             snap.nodes[i] = _storage_node(node)
             snap.free_local[i] = 0 if node.free_local_bytes is None else min(node.free_local_bytes, UNBOUNDED_BYTES)
+            for pool, array in snap.pools.items():  # the other pools (TopoLVM device classes) alike
+                array[i] = pool_free(node, pool)
 
     def with_storage(self, objects: ClusterObjects) -> StorageFilter:
         """The same nodes, new claims/volumes/classes/capacities (the label index is rebuilt)."""

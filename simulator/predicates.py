@@ -12,7 +12,8 @@ Two ways in, one set of rules:
   and returns the first failure as an ``Unschedulable`` value, for reasons in
   ``stillUnschedulable``, events and tests.
 
-Inter-pod affinity and topology spread live in ``podtopology.py``.
+Inter-pod affinity and topology spread live in ``podtopology.py``; local capacity
+(claims summed per pool) in ``localcapacity.py``.
 ``tests/simulator/test_predicates.py`` (``test_fast_path_agrees_with_check``) checks that both agree.
 """
 
@@ -32,6 +33,7 @@ from kube.model import (
     Taint,
 )
 from kube.names import HOSTNAME_LABEL
+from simulator.localcapacity import demand, fits_node, mask_capacity, unpublished
 from simulator.podtopology import PodTopology, pod_topology, tolerated, topology_reason, untolerated_taint
 from simulator.snapshot import BoolArray, ClusterSnapshot, IntArray
 from simulator.volumes import (
@@ -272,14 +274,8 @@ class PredicateChecker:
         for name, value in req.extended:
             if value:
                 mask &= snap.extended_free(name)[lo:n] >= value
-        if plan.local_bytes:
-            live_bytes = plan.live_local_bytes
-            if live_bytes == plan.local_bytes or lo >= base:
-                mask &= snap.free_local[lo:n] >= plan.local_bytes
-            else:  # live (base) nodes leave published-capacity claims to CSIStorageCapacity
-                split = min(base, n) - lo
-                mask[:split] &= snap.free_local[lo:lo + split] >= live_bytes
-                mask[split:] &= snap.free_local[lo + split:n] >= plan.local_bytes
+        if plan.local_bytes or plan.pools:
+            mask_capacity(snap, plan, mask, lo, n)
         return mask
 
     def needs_node_checks(self, pod: Pod, plan: VolumePlan) -> bool:
@@ -307,18 +303,20 @@ class PredicateChecker:
                 return idx
         return None
 
+    def demand_on(self, pod: Pod, plan: VolumePlan, idx: int) -> tuple[int, tuple[tuple[str, int], ...]]:
+        """Bytes the pod would provision on node ``idx``: local pool, and per other pool (summed claims)."""
+        snap = self.snapshot
+        fit = self.volumes.static_reason(plan, snap.nodes[idx], snap.roles[idx] == "live") if plan.static else None
+        return demand(snap, plan, idx, fit)
+
     def local_bytes_on(self, pod: Pod, plan: VolumePlan, idx: int) -> int:
-        """Local bytes the pod would provision on node ``idx`` (summed claims)."""
-        live = self.snapshot.roles[idx] == "live"
-        local = plan.live_local_bytes if live else plan.local_bytes
-        if not plan.static:
-            return local
-        _, extra = self.volumes.static_reason(plan, self.snapshot.nodes[idx], live)
-        return local + extra
+        """Local-pool bytes the pod would provision on node ``idx`` (summed claims)."""
+        return self.demand_on(pod, plan, idx)[0]
 
     def place(self, pod: Pod, plan: VolumePlan, idx: int) -> None:
-        """Put the pod on node ``idx`` in the snapshot, consuming its local storage."""
-        self.snapshot.add_pod(pod, idx, self.local_bytes_on(pod, plan, idx))
+        """Put the pod on node ``idx`` in the snapshot, consuming its local storage in every pool."""
+        local, pools = self.demand_on(pod, plan, idx)
+        self.snapshot.add_pod(pod, idx, local, pools)
 
     # --- per-node filters -------------------------------------------------------------
     def _node_checks(self, pod: Pod, plan: VolumePlan, idx: int, topo: PodTopology | None) -> Unschedulable | None:
@@ -334,18 +332,17 @@ class PredicateChecker:
             if reason is not None:
                 return Unschedulable("VolumeBinding", reason)
         live = snap.roles[idx] == "live"
-        if live:
-            # A new node has published no CSIStorageCapacity yet; its template's free
-            # local bytes (the max-capacity label) stand in for it.
-            for item in plan.capacity_checks:
-                if not self.volumes.capacity_ok(item.storage_class, item.size, node):
-                    return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
+        for item in plan.capacity_checks:
+            # A new node has published no CSIStorageCapacity yet; its template's pools stand
+            # in for it, unless it publishes no value for a pool (see localcapacity.py).
+            if (live or unpublished(snap, self.volumes.sources.pool_of(item.storage_class), idx)) \
+                    and not self.volumes.capacity_ok(item.storage_class, item.size, node):
+                return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
         if plan.static:
-            reason, extra = self.volumes.static_reason(plan, node, live)
-            if reason is not None:
-                return Unschedulable("VolumeBinding", reason)
-            local = plan.live_local_bytes if live else plan.local_bytes
-            if extra and snap.free_local[idx] < local + extra:
+            fit = self.volumes.static_reason(plan, node, live)
+            if fit.reason is not None:
+                return Unschedulable("VolumeBinding", fit.reason)
+            if (fit.extra_local or fit.extra_pools) and not fits_node(snap, plan, idx, fit):
                 return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
         if plan.zones:
             reason = zone_reason(plan, node.labels)
@@ -416,8 +413,7 @@ class PredicateChecker:
         for selector in plan.topologies:
             if not selector.matches(node.labels, node.name):
                 return Unschedulable("VolumeBinding", REASON_BIND_CONFLICT)
-        local = plan.live_local_bytes if snap.roles[idx] == "live" else plan.local_bytes
-        if local and snap.free_local[idx] < local:
+        if (plan.local_bytes or plan.pools) and not fits_node(snap, plan, idx):
             return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
         plain = dataclasses.replace(plan, pinned=(), topologies=())
         reason = self._node_checks(pod, plain, idx, None)

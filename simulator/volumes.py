@@ -3,9 +3,10 @@
 ``VolumeIndex.plan(pod, unpinned)`` resolves a pod's claims once into a
 ``VolumePlan``: what every node must satisfy (bound PV affinity, allowed
 topologies), what fails everywhere (unbound Immediate claims, missing objects),
-how many local bytes must be provisioned (summed over the pod's claims, the
-thesis' fix to per-claim checks), and which claims may bind to Available PVs.
-The predicate checker then tests plans against nodes.
+how many local bytes must be provisioned (summed over the pod's claims per capacity
+pool, the thesis' fix to per-claim checks; ``simulator/capacity.py`` says which pool a
+class draws from), and which claims may bind to Available PVs. The predicate checker
+then tests plans against nodes.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from dataclasses import dataclass, field
 from kube.model import (
     BindingMode,
     ClusterObjects,
-    CSIStorageCapacity,
     Node,
     NodeSelector,
     NodeSelectorTerm,
@@ -26,8 +26,9 @@ from kube.model import (
     StorageClass,
 )
 from kube.names import StorageNames
+from simulator.capacity import ROK_POOL, CapacitySources
 
-__all__ = ["NO_PROVISIONER", "NodeMatcher", "VolumeIndex", "VolumePlan"]
+__all__ = ["NO_PROVISIONER", "NodeMatcher", "PoolDemand", "StaticFit", "VolumeIndex", "VolumePlan"]
 
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 
@@ -58,6 +59,20 @@ class ProvisionClaim:
     size: int
 
 
+#: Bytes a pod provisions in one non-local pool: (pool, bytes, left to CSIStorageCapacity
+#: on a live node that does not publish the pool). The local pool is ``local_bytes``.
+PoolDemand = tuple[str, int, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class StaticFit:
+    """What binding to Available PVs leaves to provision on one node, or why it cannot."""
+
+    reason: str | None = None
+    extra_local: int = 0
+    extra_pools: tuple[PoolDemand, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class VolumePlan:
     """What a pod's volumes demand of a node."""
@@ -79,21 +94,25 @@ class VolumePlan:
     provision: tuple[ProvisionClaim, ...] = ()
     #: WaitForFirstConsumer claims that may bind an Available PV: (claim, candidate PVs by size).
     static: tuple[tuple[ProvisionClaim, tuple[PersistentVolume, ...]], ...] = ()
-    #: Local-provisioner claims (counted in ``local_bytes``) whose CSIDriver publishes
+    #: Summed-pool claims (counted in ``local_bytes`` or ``pools``) whose CSIDriver publishes
     #: ``storageCapacity``. On a live node kube-scheduler decides them by its
     #: CSIStorageCapacity objects, one claim at a time, so that is the rule there; a new
-    #: (template) node has published none yet and is checked by its local bytes.
+    #: (template) node has published none yet and is checked by its pools.
     capacity_checks: tuple[ProvisionClaim, ...] = ()
+    #: Bytes of non-local pools (TopoLVM device classes), summed per pool, sorted by pool.
+    pools: tuple[PoolDemand, ...] = ()
+    #: Part of ``local_bytes`` that a live node leaves to CSIStorageCapacity (kube-scheduler parity).
+    published_local: int = 0
 
     @property
     def live_local_bytes(self) -> int:
         """Local bytes checked against a live node's free capacity (the rest go by CSIStorageCapacity)."""
-        return self.local_bytes - sum(item.size for item in self.capacity_checks)
+        return self.local_bytes - self.published_local
 
     @property
     def trivial(self) -> bool:
         return not (self.error or self.node_error or self.pinned or self.local_bytes or self.topologies
-                    or self.provision or self.static or self.capacity_checks or self.zones)
+                    or self.provision or self.static or self.capacity_checks or self.zones or self.pools)
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -108,6 +127,8 @@ class VolumePlan:
             tuple((p.storage_class.name, p.size) for p in self.provision),
             tuple((p.storage_class.name, p.size, pvs) for p, pvs in self.static),
             tuple((p.storage_class.name, p.size) for p in self.capacity_checks),
+            self.pools,
+            self.published_local,
         )
 
 
@@ -125,8 +146,11 @@ class VolumeIndex:
     _cache: dict[tuple[str, str, bool], VolumePlan] = field(default_factory=dict)
     #: ReadWriteOncePod claims -> refs of the scheduled pods that use them.
     _rwop_users: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    #: Which pool each class draws from, and the CSIStorageCapacity objects.
+    sources: CapacitySources = field(init=False)
 
     def __post_init__(self) -> None:
+        self.sources = CapacitySources.default(self.names.provisioner, self.objects.csi_capacities)
         for pv in self.objects.volumes.values():
             if pv.phase == "Available" and pv.claim is None:
                 self._available.setdefault(pv.storage_class, []).append(pv)
@@ -172,6 +196,9 @@ class VolumeIndex:
         provision: list[ProvisionClaim] = []
         static: list[tuple[ProvisionClaim, tuple[PersistentVolume, ...]]] = []
         capacity: list[ProvisionClaim] = []
+        pools: dict[str, int] = {}
+        lenient: set[str] = set()
+        published_local = 0
         zones: list[tuple[str, frozenset[str]]] = []
         node_error = None
         classes = self.objects.storage_classes
@@ -222,16 +249,26 @@ class VolumeIndex:
                 static.append((item, candidates))
             elif sc.provisioner == NO_PROVISIONER:
                 node_error = REASON_BIND_CONFLICT  # no PV to bind, none to provision: a filter failure
-            elif self.storage_aware and sc.provisioner == self.names.provisioner:
-                local_bytes += claim.request
+            elif self.storage_aware and (pool := self.sources.pool_of(sc)) is not None:
                 if sc.allowed_topologies is not None and sc.allowed_topologies not in topologies:
                     topologies.append(sc.allowed_topologies)
-                if self.publishes_capacity(sc):
+                published = self.publishes_capacity(sc)
+                if published:
                     capacity.append(item)
+                if pool == ROK_POOL:
+                    local_bytes += claim.request
+                    if published:
+                        published_local += claim.request
+                elif claim.request > 0:
+                    pools[pool] = pools.get(pool, 0) + claim.request
+                    if published:
+                        lenient.add(pool)
             else:
                 provision.append(item)
         return VolumePlan(None, node_error, tuple(zones), tuple(pinned), local_bytes, tuple(topologies),
-                          tuple(provision), tuple(static), tuple(capacity))
+                          tuple(provision), tuple(static), tuple(capacity),
+                          tuple((pool, size, pool in lenient) for pool, size in sorted(pools.items())),
+                          published_local)
 
     def publishes_capacity(self, sc: StorageClass) -> bool:
         """Whether the class's CSIDriver opts into storage capacity tracking."""
@@ -257,23 +294,16 @@ class VolumeIndex:
         ``maximumVolumeSize`` is preferred over ``capacity``; an object without node
         topology is visible nowhere; each claim is checked on its own.
         """
-        if size <= 0:
-            return True
-        for cap in self.objects.csi_capacities:
-            if cap.storage_class != sc.name or not _topology_matches(cap, node.labels):
-                continue
-            limit = cap.maximum_volume_size if cap.maximum_volume_size is not None else cap.capacity
-            if limit is not None and limit >= size:
-                return True
-        return False
+        return self.sources.csi.fits(sc, size, node)
 
-    def static_reason(self, plan: VolumePlan, node: Node, live: bool = True) -> tuple[str | None, int]:
+    def static_reason(self, plan: VolumePlan, node: Node, live: bool = True) -> StaticFit:
         """Bind WaitForFirstConsumer claims to Available PVs where one matches this node.
 
-        Returns a reason, or the local bytes of claims left to provision here.
+        Returns a reason, or the bytes of claims left to provision here, per pool.
         ``live``: the node is a real one (templates publish no CSIStorageCapacity yet).
         """
         extra_local = 0
+        extra_pools: dict[str, tuple[int, bool]] = {}
         used: set[str] = set()
         for item, candidates in plan.static:
             match = next(
@@ -286,20 +316,26 @@ class VolumeIndex:
                 continue
             sc = item.storage_class
             if sc.provisioner == NO_PROVISIONER:
-                return REASON_BIND_CONFLICT, 0
-            if self.storage_aware and sc.provisioner == self.names.provisioner:
+                return StaticFit(REASON_BIND_CONFLICT)
+            pool = self.sources.pool_of(sc) if self.storage_aware else None
+            if pool is not None:
                 if sc.allowed_topologies is not None and not sc.allowed_topologies.matches(node.labels, node.name):
-                    return REASON_BIND_CONFLICT, 0
-                if live and self.publishes_capacity(sc):
-                    if not self.capacity_ok(sc, item.size, node):
-                        return REASON_NOT_ENOUGH_SPACE, 0
-                    continue  # decided by CSIStorageCapacity, as kube-scheduler does
-                extra_local += item.size
+                    return StaticFit(REASON_BIND_CONFLICT)
+                published = live and self.publishes_capacity(sc)
+                if published and not self.capacity_ok(sc, item.size, node):
+                    return StaticFit(REASON_NOT_ENOUGH_SPACE)
+                if pool == ROK_POOL:
+                    if not published:  # else decided by CSIStorageCapacity, as kube-scheduler does
+                        extra_local += item.size
+                elif item.size > 0:
+                    size, lenient = extra_pools.get(pool, (0, False))
+                    extra_pools[pool] = (size + item.size, lenient or published)
                 continue
             reason = self.provision_reason(item, node)
             if reason is not None:
-                return reason, 0
-        return None, extra_local
+                return StaticFit(reason)
+        return StaticFit(None, extra_local,
+                         tuple((pool, size, lenient) for pool, (size, lenient) in sorted(extra_pools.items())))
 
     def pinned_node(self, pv: PersistentVolume, nodes: Mapping[str, Node]) -> str | None:
         """The one node a PV is pinned to (see ``NodeMatcher.only_match``), if any."""
@@ -378,6 +414,3 @@ def zone_reason(plan: VolumePlan, labels: Mapping[str, str]) -> str | None:
             return REASON_ZONE_CONFLICT
     return None
 
-
-def _topology_matches(cap: CSIStorageCapacity, labels: Mapping[str, str]) -> bool:
-    return cap.node_topology is not None and cap.node_topology.matches(labels)

@@ -289,9 +289,12 @@ def pv(name: str, size: str = "10Gi", storage_class: str | None = "rok", **kw: A
 
 
 def storage_class_json(name: str = "rok", provisioner: str = LOCAL, *, binding: str = "WaitForFirstConsumer",
-                       allowed_topologies: Mapping[str, Sequence[str]] | None = None) -> Json:
+                       allowed_topologies: Mapping[str, Sequence[str]] | None = None,
+                       parameters: Mapping[str, str] | None = None) -> Json:
     out: Json = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
                  "provisioner": provisioner, "volumeBindingMode": binding}
+    if parameters is not None:
+        out["parameters"] = dict(parameters)
     if allowed_topologies is not None:
         out["allowedTopologies"] = [{"matchLabelExpressions": [
             {"key": k, "values": list(v)} for k, v in allowed_topologies.items()]}]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kube.convert.errors import FieldError, Json
-from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of
+from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of, string_map
 from kube.convert.fields import qty as _qty
 from kube.convert.resources import resource_list
 from kube.convert.selectors import label_selector, node_selector
@@ -150,7 +150,8 @@ def convert_storage_class(obj: Json) -> StorageClass:
                 reqs.append(Requirement(key, "In", values))
             terms.append(NodeSelectorTerm(tuple(reqs)))
         allowed = NodeSelector(tuple(terms))
-    return StorageClass(name, as_str(obj.get("provisioner"), "provisioner"), binding, allowed)
+    parameters = string_map(obj.get("parameters"), "parameters")
+    return StorageClass(name, as_str(obj.get("provisioner"), "provisioner"), binding, allowed, parameters)
 
 
 def convert_csi_capacity(obj: Json) -> CSIStorageCapacity:
