@@ -270,6 +270,13 @@ class VolumeIndex:
                           tuple((pool, size, pool in lenient) for pool, size in sorted(pools.items())),
                           published_local)
 
+    def pools(self) -> tuple[str, ...]:
+        """The non-local pools the cluster's classes draw from (TopoLVM device classes), sorted."""
+        if not self.storage_aware:
+            return ()
+        found = {self.sources.pool_of(sc) for sc in self.objects.storage_classes.values()}
+        return tuple(sorted(pool for pool in found if pool is not None and pool != ROK_POOL))
+
     def publishes_capacity(self, sc: StorageClass) -> bool:
         """Whether the class's CSIDriver opts into storage capacity tracking."""
         driver = self.objects.csi_drivers.get(sc.provisioner)
