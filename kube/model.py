@@ -190,6 +190,9 @@ class PersistentVolumeClaim:
     #: UID of the controlling owner (``ownerReferences[controller=true]``); None without one.
     #: A generic ephemeral volume's claim belongs to the pod whose UID this is.
     controller_uid: str | None = None
+    #: The ``volume.kubernetes.io/selected-node`` annotation: the node kube-scheduler chose
+    #: for a WaitForFirstConsumer claim (empty when it has not chosen).
+    selected_node: str = ""
 
     @property
     def ref(self) -> str:

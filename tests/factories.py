@@ -247,14 +247,18 @@ def pod(name: str, cpu: str | None = "1", memory: str | None = "1Gi", node: str 
 
 
 def pvc_json(name: str, size: str = "10Gi", storage_class: str | None = "rok", *, volume: str = "",
-             namespace: str = "default", access_modes: Sequence[str] = ("ReadWriteOnce",)) -> Json:
+             namespace: str = "default", access_modes: Sequence[str] = ("ReadWriteOnce",),
+             selected_node: str = "") -> Json:
+    """A claim; ``selected_node``: kube-scheduler's ``volume.kubernetes.io/selected-node``."""
     spec: Json = {"accessModes": list(access_modes), "resources": {"requests": {"storage": size}}}
     if storage_class is not None:
         spec["storageClassName"] = storage_class
     if volume:
         spec["volumeName"] = volume
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": name, "namespace": namespace}, "spec": spec,
+    metadata: Json = {"name": name, "namespace": namespace}
+    if selected_node:
+        metadata["annotations"] = {"volume.kubernetes.io/selected-node": selected_node}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": metadata, "spec": spec,
             "status": {"phase": "Bound" if volume else "Pending"}}
 
 

@@ -23,6 +23,11 @@ from kube.model import (
 __all__ = ["convert_csi_capacity", "convert_csi_driver", "convert_csi_node", "convert_pv", "convert_pvc",
            "convert_storage_class"]
 
+#: Set by kube-scheduler's volume binder on a WaitForFirstConsumer claim when it picks a
+#: node (``AnnSelectedNode`` in k8s.io/component-helpers/storage/volume/pv_helpers.go, written
+#: by pkg/scheduler/framework/plugins/volumebinding/binder.go); the provisioner reads it.
+SELECTED_NODE_ANNOTATION = "volume.kubernetes.io/selected-node"
+
 _ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
 
 
@@ -60,6 +65,8 @@ def convert_pvc(obj: Json) -> PersistentVolumeClaim:
         access_modes=_access_modes(spec),
         controller_uid=next((str(ref.get("uid") or "") for ref in meta.get("ownerReferences") or ()
                              if ref.get("controller")), None),
+        selected_node=as_str(as_map(meta.get("annotations"), "metadata.annotations").get(SELECTED_NODE_ANNOTATION),
+                             f"metadata.annotations.{SELECTED_NODE_ANNOTATION}"),
     )
 
 
