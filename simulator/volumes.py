@@ -11,7 +11,7 @@ then tests plans against nodes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kube.model import (
@@ -19,7 +19,6 @@ from kube.model import (
     ClusterObjects,
     Node,
     NodeSelector,
-    NodeSelectorTerm,
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,
@@ -27,6 +26,7 @@ from kube.model import (
 )
 from kube.names import StorageNames
 from simulator.capacity import ROK_POOL, CapacitySources
+from simulator.nodematch import NodeMatcher
 
 __all__ = ["NO_PROVISIONER", "NodeMatcher", "PoolDemand", "StaticFit", "VolumeIndex", "VolumePlan"]
 
@@ -347,62 +347,6 @@ class VolumeIndex:
     def pinned_node(self, pv: PersistentVolume, nodes: Mapping[str, Node]) -> str | None:
         """The one node a PV is pinned to (see ``NodeMatcher.only_match``), if any."""
         return NodeMatcher(nodes.values()).only_match(pv.node_affinity)
-
-
-class NodeMatcher:
-    """Which nodes a node selector selects, with a label index for the common ``In`` terms.
-
-    Built once per pass over many PVs: testing every PV against every node would be
-    quadratic on a large cluster.
-    """
-
-    def __init__(self, nodes: Iterable[Node]) -> None:
-        self._nodes = list(nodes)
-        self._by_label: dict[str, dict[str, list[Node]]] = {}
-
-    def _with_label(self, key: str, value: str) -> list[Node]:
-        index = self._by_label.get(key)
-        if index is None:
-            index = self._by_label[key] = {}
-            for node in self._nodes:
-                if key == "metadata.name":
-                    index.setdefault(node.name, []).append(node)
-                else:
-                    label = node.labels.get(key)
-                    if label is not None:
-                        index.setdefault(label, []).append(node)
-        return index.get(value, [])
-
-    def _candidates(self, term: NodeSelectorTerm) -> list[Node]:
-        """Nodes that can match ``term``: those of its narrowest ``In`` requirement."""
-        best: list[Node] | None = None
-        for req in (*term.requirements, *term.fields):
-            if req.operator != "In":
-                continue
-            found: list[Node] = []
-            for value in req.values:
-                found.extend(self._with_label(req.key, value))
-            if best is None or len(found) < len(best):
-                best = found
-        return self._nodes if best is None else best
-
-    def only_match(self, selector: NodeSelector | None) -> str | None:
-        """The name of the one node ``selector`` selects; None when it selects none or several.
-
-        A PV whose required node affinity selects exactly one node is pinned to it,
-        whatever the label key (``kubernetes.io/hostname``, ``topology.topolvm.io/node``,
-        ``openebs.io/nodename``, ...): its data lives there (storage-semantics 3.6).
-        """
-        if selector is None or not selector.terms:
-            return None
-        found: str | None = None
-        for term in selector.terms:
-            for node in self._candidates(term):
-                if node.name != found and term.matches(node.labels, node.name):
-                    if found is not None:
-                        return None
-                    found = node.name
-        return found
 
 
 def zone_reason(plan: VolumePlan, labels: Mapping[str, str]) -> str | None:
