@@ -53,6 +53,8 @@ class Reservation:
     since: float
     #: The view has shown this pod at least once (so its absence later means it is gone).
     seen: bool = False
+    #: Bytes held in the other capacity pools (TopoLVM device classes), on the same nodes.
+    pools: tuple[tuple[str, int], ...] = ()
 
     @property
     def ref(self) -> str:
@@ -75,16 +77,20 @@ class ReservationBook:
     def get(self, uid: str) -> Reservation | None:
         return self._by_uid.get(uid)
 
-    def approve(self, pod: Pod, claims: tuple[str, ...], local_bytes: int, nodes: frozenset[str]) -> None:
-        """Hold ``local_bytes`` for ``pod`` on ``nodes``, replacing what an earlier filter held."""
-        if local_bytes <= 0 or not nodes or not pod.uid:
+    def approve(self, pod: Pod, claims: tuple[str, ...], local_bytes: int, nodes: frozenset[str],
+                pools: tuple[tuple[str, int], ...] = ()) -> None:
+        """Hold ``local_bytes`` (and ``pools``' bytes) for ``pod`` on ``nodes``, replacing what an
+        earlier filter held."""
+        pools = tuple((pool, size) for pool, size in pools if size > 0)
+        if (local_bytes <= 0 and not pools) or not nodes or not pod.uid:
             self._by_uid.pop(pod.uid, None)
             return
         held = self._by_uid.get(pod.uid)
-        if held is not None and held.local_bytes == local_bytes and held.nodes == nodes and held.claims == claims:
+        if (held is not None and held.local_bytes == local_bytes and held.nodes == nodes and held.claims == claims
+                and held.pools == pools):
             return  # the same approval again (kube-scheduler retried the pod): keep its clock
         self._by_uid[pod.uid] = Reservation(pod.uid, pod.namespace, pod.name, claims, local_bytes, nodes,
-                                            self.clock())
+                                            self.clock(), pools=pools)
 
     def others(self, uid: str) -> Iterator[Reservation]:
         """Every reservation but the pod's own (a pod filtered again must not compete with itself)."""

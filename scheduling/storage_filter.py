@@ -20,7 +20,7 @@ free local bytes for the length of one call.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,8 +65,10 @@ class FilterOutcome:
     failed: dict[str, str]
     #: Local bytes the pod provisions on a passed node (the most over passed nodes).
     local_bytes: int
-    #: Names of the pod's claims that consume local capacity (for the reservation).
+    #: Names of the pod's claims that consume local capacity, any pool (for the reservation).
     local_claims: tuple[str, ...]
+    #: Bytes the pod provisions in each other pool on a passed node (the most over passed nodes).
+    pools: tuple[tuple[str, int], ...] = ()
 
 
 class StorageFilter:
@@ -133,12 +135,17 @@ class StorageFilter:
             if pv is not None:
                 if self.volumes.is_migratable(pv) and pv.node_affinity is None:
                     out.append(name)
-            elif self.volumes.is_local_class(claim.storage_class):
-                out.append(name)
+            else:
+                sc = self.volumes.objects.storage_classes.get(claim.storage_class or "")
+                if sc is not None and self.volumes.sources.pool_of(sc) is not None:
+                    out.append(name)
         return tuple(out)
 
-    def filter(self, pod: Pod, candidates: Sequence[str], reserved: IntArray) -> FilterOutcome:
-        """Which candidates can hold the pod's volumes; ``reserved`` bytes per node are held for others.
+    def filter(self, pod: Pod, candidates: Sequence[str], reserved: IntArray,
+               reserved_pools: Mapping[str, IntArray] | None = None) -> FilterOutcome:
+        """Which candidates can hold the pod's volumes; ``reserved`` bytes per node are held for others
+        (``reserved_pools``: in the other pools).
+
 
         One pass of vector masks over every node (the checker's ``feasible``), reasons from
         the checker once per group of nodes refused alike (``_vector_refusals``); only claims
@@ -156,7 +163,7 @@ class StorageFilter:
         # Failures are collected as (mask over the candidates, reason): whole masks at once.
         refusals: list[tuple[np.ndarray, str]] = [(~known, REASON_UNKNOWN_NODE)]
         one_by_one: dict[str, str] = {}
-        with _Held(snap, reserved):
+        with _Held(snap, reserved, reserved_pools):
             ok = self.checker.feasible(subject, plan)[at] & known
             refusals.extend(self._vector_refusals(subject, plan, at, known & ~ok))
             if self.checker.needs_node_checks(subject, dataclasses.replace(plan, provision=())):
@@ -177,16 +184,21 @@ class StorageFilter:
                             refusals.append((refused, verdict))
                             ok &= ~refused
             most = plan.local_bytes
+            pools = {pool: size for pool, size, _ in plan.pools}
             if plan.static:
-                most = max((self.checker.local_bytes_on(subject, plan, int(at[pos])) for pos in np.flatnonzero(ok)),
-                           default=plan.local_bytes)
+                demands = [self.checker.demand_on(subject, plan, int(at[pos])) for pos in np.flatnonzero(ok)]
+                most = max((local for local, _ in demands), default=plan.local_bytes)
+                for _, held in demands:
+                    for pool, size in held:
+                        pools[pool] = max(pools.get(pool, 0), size)
         passed = tuple(names[pos] for pos in np.flatnonzero(ok).tolist())
         failed: dict[str, str] = {}
         for mask, reason in refusals:
             if mask.any():
                 failed.update(dict.fromkeys([names[pos] for pos in np.flatnonzero(mask).tolist()], reason))
         failed.update(one_by_one)
-        return FilterOutcome(passed, failed, most if passed else 0, self.local_claims(pod))
+        return FilterOutcome(passed, failed, most if passed else 0, self.local_claims(pod),
+                             tuple(sorted(pools.items())) if passed else ())
 
     def _positions(self, names: list[str]) -> tuple[IntArray, np.ndarray]:
         """Node indices of ``names`` (0 where unknown) and which are known. kube-scheduler sends
@@ -272,17 +284,19 @@ class StorageFilter:
             out.append((mask, why.reason if why is not None else REASON_NOT_ENOUGH_SPACE))
         return out
 
-    def prioritize(self, pod: Pod, candidates: Iterable[str], reserved: IntArray) -> list[tuple[str, int]]:
+    def prioritize(self, pod: Pod, candidates: Iterable[str], reserved: IntArray,
+                   reserved_pools: Mapping[str, IntArray] | None = None) -> list[tuple[str, int]]:
         """Tightest fit first: the node whose free local bytes the pod's claims fill most scores
         ``MAX_EXTENDER_PRIORITY``, the loosest 0, so big disks stay free for big claims. Pods
-        without local claims, and nodes that cannot hold them, score 0 (neutral)."""
+        without claims of the local provisioner's pool, and nodes that cannot hold them, score
+        0 (neutral): the other pools (TopoLVM) filter but do not score."""
         subject, plan = self.plan(pod)
         names = list(candidates)
         if plan.trivial or plan.error is not None or not (plan.local_bytes or plan.static):
             return [(name, 0) for name in names]
         snap = self.snapshot
         leftover: dict[str, float] = {}
-        with _Held(snap, reserved):
+        with _Held(snap, reserved, reserved_pools):
             for name in names:
                 idx = snap.index.get(name)
                 if idx is None:
@@ -308,17 +322,23 @@ class StorageFilter:
 
 
 class _Held:
-    """Subtract reserved bytes from the snapshot's free local capacity for one call."""
+    """Subtract reserved bytes from the snapshot's free capacity, every pool, for one call."""
 
-    def __init__(self, snapshot: ClusterSnapshot, reserved: IntArray) -> None:
+    def __init__(self, snapshot: ClusterSnapshot, reserved: IntArray,
+                 pools: Mapping[str, IntArray] | None = None) -> None:
         self.snapshot = snapshot
         self.reserved = reserved
         self.active = bool(len(reserved)) and bool(reserved.any())
+        self.pools = {pool: held for pool, held in (pools or {}).items() if len(held) and held.any()}
 
     def __enter__(self) -> None:
         if self.active:
             self.snapshot.free_local[: len(self.reserved)] -= self.reserved
+        for pool, held in self.pools.items():
+            self.snapshot.pool_free(pool)[: len(held)] -= held
 
     def __exit__(self, *exc: object) -> None:
         if self.active:
             self.snapshot.free_local[: len(self.reserved)] += self.reserved
+        for pool, held in self.pools.items():
+            self.snapshot.pool_free(pool)[: len(held)] += held
