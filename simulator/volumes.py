@@ -59,8 +59,9 @@ class ProvisionClaim:
     size: int
 
 
-#: Bytes a pod provisions in one non-local pool: (pool, bytes, left to CSIStorageCapacity
-#: on a live node that does not publish the pool). The local pool is ``local_bytes``.
+#: Bytes a pod provisions in one non-local pool: (pool, bytes, whether the class's driver
+#: publishes CSIStorageCapacity, so that a node without the pool's annotation is left to
+#: those objects; see ``simulator/localcapacity.py``). The local pool is ``local_bytes``.
 PoolDemand = tuple[str, int, bool]
 
 
@@ -97,7 +98,8 @@ class VolumePlan:
     #: Summed-pool claims (counted in ``local_bytes`` or ``pools``) whose CSIDriver publishes
     #: ``storageCapacity``. On a live node kube-scheduler decides them by its
     #: CSIStorageCapacity objects, one claim at a time, so that is the rule there; a new
-    #: (template) node has published none yet and is checked by its pools.
+    #: (template) node has published none yet and is checked by its pools (or by the
+    #: objects after all, for a non-local pool the template has no value for).
     capacity_checks: tuple[ProvisionClaim, ...] = ()
     #: Bytes of non-local pools (TopoLVM device classes), summed per pool, sorted by pool.
     pools: tuple[PoolDemand, ...] = ()
