@@ -255,7 +255,8 @@ def build_context(objects: ClusterObjects, provider: CloudProvider, options: Opt
     orphans = [p for p in index.scheduled if p.node_name in unknown] if unknown else []
     volumes = VolumeIndex(objects, options.storage, storage_aware=options.storage_aware)
     checker = PredicateChecker(snapshot, volumes, objects.namespaces)
-    templates = build_templates(state, pods_by_node, objects.controllers.values(), options, template_cache)
+    templates = build_templates(state, pods_by_node, objects.controllers.values(), options, template_cache,
+                                pools=volumes.pools())
     sim = LoopContext(objects, options, now, state, snapshot, volumes, checker, templates, pods_by_node, orphans,
                       backed_off=dict(backed_off or {}), pod_index=index, previous=previous)
     for group_name, count in sorted(state.upcoming.items()):

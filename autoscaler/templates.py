@@ -8,6 +8,16 @@ capacity annotation becomes the max-capacity label's value (a new node starts wi
 its whole disk free), unbounded when the label is unknown, and zero for a group whose
 nodes never ran the storage driver. DaemonSet pods that would run on the node are
 part of the template.
+
+Other capacity pools (TopoLVM device classes, ``simulator/capacity.py``) are kept as their
+node annotations ``capacity.topolvm.io/<device-class>``, one per pool the cluster's classes
+use: from live nodes, the largest value among the group's ready nodes, a *lower bound* of
+what a fresh node offers (it has at least what the freest node has left; TopoLVM publishes
+no total to do better), and zero when no ready node of the group published the pool (the
+driver never ran there: same spirit as the zero-capacity rule above, never a guess). A
+template without a ready live node (cloud template, unready node) knows nothing of them,
+and follows the rule for a Rok capacity without its label: unbounded, learnt from the
+group's first live node.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from autoscaler.clusterstate import ClusterState, Readiness
 from autoscaler.config import Options
 from kube.model import UNBOUNDED_BYTES, Controller, Node, Pod
 from kube.names import CA_DELETION_CANDIDATE_TAINT, CA_TO_BE_DELETED_TAINT, HOSTNAME_LABEL
+from simulator.capacity import annotation_bytes
 from simulator.predicates import untolerated_taint
 
 __all__ = ["TemplateNode", "build_templates", "instantiate"]
@@ -60,7 +71,11 @@ def _suffix(group: str) -> str:
     return f"{zlib.crc32(group.encode()) & 0xFFFFF:05x}"
 
 
-def sanitize(node: Node, group: str, options: Options, no_storage_driver: bool) -> tuple[Node, bool]:
+def sanitize(node: Node, group: str, options: Options, no_storage_driver: bool,
+             pools: Mapping[str, int] | None = None) -> tuple[Node, bool]:
+    """A fresh node of ``group`` from ``node``; ``pools``: free bytes of each non-local pool
+    (its annotation), the only annotations kept. Returns the node and whether its local
+    pool's free bytes are known."""
     name = f"template-node-for-{group}-{_suffix(group)}"
     labels = dict(node.labels)
     labels[HOSTNAME_LABEL] = name
@@ -82,7 +97,8 @@ def sanitize(node: Node, group: str, options: Options, no_storage_driver: bool) 
             free_local, known = UNBOUNDED_BYTES, False
     sanitized = dataclasses.replace(
         node, name=name, labels=labels, taints=taints, unschedulable=False, ready=True, deleting=False,
-        provider_id="", free_local_bytes=free_local, scale_down_disabled=False, annotations={},
+        provider_id="", free_local_bytes=free_local, scale_down_disabled=False,
+        annotations={pool: str(value) for pool, value in (pools or {}).items()},
     )
     return sanitized, known
 
@@ -105,11 +121,25 @@ def _daemonset_pods(node: Node, controllers: Iterable[Controller]) -> tuple[Pod,
     return tuple(pods)
 
 
+def _pool_capacity(ready: Iterable[Node], pools: Iterable[str]) -> dict[str, int]:
+    """Each pool's largest published free bytes among ``ready`` nodes (0 when none published it)."""
+    nodes = list(ready)
+    out = {}
+    for pool in pools:
+        values = [value for node in nodes if (value := annotation_bytes(node.annotations.get(pool))) is not None]
+        out[pool] = max(values, default=0)
+    return out
+
+
 def build_templates(state: ClusterState, pods_by_node: Mapping[str, list[Pod]], controllers: Iterable[Controller],
                     options: Options, cache: MutableMapping[str, TemplateNode] | None = None,
-                    ) -> dict[str, TemplateNode | None]:
-    """One template per group (None when no source exists: the group cannot scale up)."""
+                    *, pools: Iterable[str] = ()) -> dict[str, TemplateNode | None]:
+    """One template per group (None when no source exists: the group cannot scale up).
+
+    ``pools``: the non-local capacity pools the cluster's classes use (``VolumeIndex.pools``).
+    """
     controller_list = list(controllers)
+    pool_list = sorted(pools) if options.storage_aware else []
     out: dict[str, TemplateNode | None] = {}
     for name, group in state.groups.items():
         no_driver = name in state.no_storage_driver
@@ -117,7 +147,8 @@ def build_templates(state: ClusterState, pods_by_node: Mapping[str, list[Pod]], 
         live = next((s for s in members if s.readiness is Readiness.READY and not s.node.unschedulable), None)
         result: TemplateNode | None = None
         if live is not None:
-            node, known = sanitize(live.node, name, options, no_driver)
+            ready = (s.node for s in members if s.readiness is Readiness.READY)
+            node, known = sanitize(live.node, name, options, no_driver, _pool_capacity(ready, pool_list))
             own = tuple(
                 msgspec.structs.replace(p, name=f"{p.name}-{node.name}", node_name=node.name)
                 for p in pods_by_node.get(live.name, ()) if p.is_daemonset or p.is_mirror
@@ -135,7 +166,10 @@ def build_templates(state: ClusterState, pods_by_node: Mapping[str, list[Pod]], 
                 cloud = fallback.node if fallback is not None else None
                 source = "unready-node"
             if cloud is not None:
-                node, known = sanitize(cloud, name, options, no_driver)
+                # Nothing is known of the other pools here: unbounded, as a Rok capacity
+                # without its label (storage-semantics 2.2), learnt from the first live node.
+                unknown = dict.fromkeys(pool_list, UNBOUNDED_BYTES)
+                node, known = sanitize(cloud, name, options, no_driver, unknown)
                 result = TemplateNode(name, node, _daemonset_pods(node, controller_list), source, known)
         out[name] = result
     return out

@@ -199,6 +199,9 @@ class PersistentVolumeClaim:
     #: UID of the controlling owner (``ownerReferences[controller=true]``); None without one.
     #: A generic ephemeral volume's claim belongs to the pod whose UID this is.
     controller_uid: str | None = None
+    #: The ``volume.kubernetes.io/selected-node`` annotation: the node kube-scheduler chose
+    #: for a WaitForFirstConsumer claim (empty when it has not chosen).
+    selected_node: str = ""
 
     @property
     def ref(self) -> str:
@@ -232,6 +235,9 @@ class StorageClass:
     provisioner: str
     binding_mode: BindingMode
     allowed_topologies: NodeSelector | None = None
+    #: The class's ``parameters`` (opaque to Kubernetes, read by its provisioner, e.g.
+    #: TopoLVM's ``topolvm.io/device-class``). Not hashed: a class stays usable as a key.
+    parameters: Mapping[str, str] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True, slots=True)

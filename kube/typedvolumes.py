@@ -24,7 +24,7 @@ from kube.convert.fields import as_map, describe, parse_time, qty
 from kube.convert.memo import Memo, Memos
 from kube.convert.resources import resource_list
 from kube.convert.selectors import node_selector
-from kube.convert.storage import ACCESS_MODES, zone_labels
+from kube.convert.storage import ACCESS_MODES, SELECTED_NODE_ANNOTATION, zone_labels
 from kube.model import NodeSelector, PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["VolumeDecoder"]
@@ -153,6 +153,7 @@ class VolumeDecoder:
             (doc.status or _NO_STATUS).phase or "Pending",
             _access_modes(spec.accessModes),
             controller_uid,
+            (meta.annotations or {}).get(SELECTED_NODE_ANNOTATION, ""),
         ), meta.namespace or ""
 
     def volume(self, raw: bytes | Raw) -> tuple[PersistentVolume, str]:

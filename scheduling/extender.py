@@ -89,11 +89,13 @@ class Extender:
         self._versions = (state.nodes_version, state.storage_version)
         return current, state
 
-    def _reserved(self, storage: StorageFilter, uid: str) -> IntArray:
-        """Bytes held per node by every other pod's reservation, as an array over ``storage``'s nodes.
+    def _reserved(self, storage: StorageFilter, uid: str) -> tuple[IntArray, dict[str, IntArray]]:
+        """Bytes held per node by every other pod's reservation, as arrays over ``storage``'s nodes:
+        the local pool's, and each other pool's.
 
-        The sum over all reservations is kept up to date by difference (a reservation added,
-        narrowed or released changes only its own nodes), then the pod's own is taken out.
+        The local pool's sum over all reservations is kept up to date by difference (a
+        reservation added, narrowed or released changes only its own nodes), then the pod's
+        own is taken out. Other pools (few reservations hold any) are summed afresh.
         """
         if storage is not self._indexed_for:
             self._indexed = {}
@@ -114,7 +116,12 @@ class Extender:
         own = self._indexed.get(uid)
         if own is not None:
             reserved[own[1]] -= own[0].local_bytes
-        return reserved
+        pools: dict[str, IntArray] = {}
+        for held_uid, (res, idxs) in self._indexed.items():
+            if held_uid != uid:
+                for pool, size in res.pools:
+                    pools.setdefault(pool, np.zeros(storage.snapshot.count, np.int64))[idxs] += size
+        return reserved, pools
 
     # --- verbs ----------------------------------------------------------------------------
     def filter(self, args: object) -> Json:
@@ -163,8 +170,9 @@ class Extender:
             cached, state = self._current()
             self.book.expire(state.objects, state.pod)
             storage = cached if nodes is None else StorageFilter(nodes, state.objects, self.names)
-            outcome = storage.filter(pod, names, self._reserved(storage, pod.uid))
-            self.book.approve(pod, outcome.local_claims, outcome.local_bytes, frozenset(outcome.passed))
+            outcome = storage.filter(pod, names, *self._reserved(storage, pod.uid))
+            self.book.approve(pod, outcome.local_claims, outcome.local_bytes, frozenset(outcome.passed),
+                              outcome.pools)
             self.metrics.reservations.set(len(self.book))
         return outcome
 
@@ -181,7 +189,7 @@ class Extender:
             except ViewUnavailable as exc:
                 raise ExtenderError(f"prioritize: no complete view of the cluster: {exc}") from None
             storage = cached if nodes is None else StorageFilter(nodes, state.objects, self.names)
-            scores = storage.prioritize(pod, names, self._reserved(storage, pod.uid))
+            scores = storage.prioritize(pod, names, *self._reserved(storage, pod.uid))
         return [{"Host": name, "Score": score} for name, score in scores]
 
     def routes(self) -> dict[str, Route]:

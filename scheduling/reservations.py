@@ -14,6 +14,14 @@ on a node whose disk cannot hold its claims. A reservation ends when every local
 claim of the pod is bound to a pinned volume (the driver has provisioned it), when the
 pod, once seen, is gone from the view, or after ``timeout`` seconds.
 
+kube-scheduler's volume binder tells its choice earlier than the pod's binding: it sets
+``volume.kubernetes.io/selected-node`` on each WaitForFirstConsumer claim it sends to the
+provisioner (``AnnSelectedNode``, k8s.io/component-helpers/storage/volume; set in
+pkg/scheduler/framework/plugins/volumebinding/binder.go). A claim of the reservation
+selected for one of its nodes narrows it to that node; selected for a node it does not
+hold, the volume goes elsewhere and the reservation is dropped (it would only hold bytes
+the pod will never take).
+
 Time comes from an injected clock (``time.monotonic`` in the server, a fake in tests).
 """
 
@@ -45,6 +53,8 @@ class Reservation:
     since: float
     #: The view has shown this pod at least once (so its absence later means it is gone).
     seen: bool = False
+    #: Bytes held in the other capacity pools (TopoLVM device classes), on the same nodes.
+    pools: tuple[tuple[str, int], ...] = ()
 
     @property
     def ref(self) -> str:
@@ -67,16 +77,20 @@ class ReservationBook:
     def get(self, uid: str) -> Reservation | None:
         return self._by_uid.get(uid)
 
-    def approve(self, pod: Pod, claims: tuple[str, ...], local_bytes: int, nodes: frozenset[str]) -> None:
-        """Hold ``local_bytes`` for ``pod`` on ``nodes``, replacing what an earlier filter held."""
-        if local_bytes <= 0 or not nodes or not pod.uid:
+    def approve(self, pod: Pod, claims: tuple[str, ...], local_bytes: int, nodes: frozenset[str],
+                pools: tuple[tuple[str, int], ...] = ()) -> None:
+        """Hold ``local_bytes`` (and ``pools``' bytes) for ``pod`` on ``nodes``, replacing what an
+        earlier filter held."""
+        pools = tuple((pool, size) for pool, size in pools if size > 0)
+        if (local_bytes <= 0 and not pools) or not nodes or not pod.uid:
             self._by_uid.pop(pod.uid, None)
             return
         held = self._by_uid.get(pod.uid)
-        if held is not None and held.local_bytes == local_bytes and held.nodes == nodes and held.claims == claims:
+        if (held is not None and held.local_bytes == local_bytes and held.nodes == nodes and held.claims == claims
+                and held.pools == pools):
             return  # the same approval again (kube-scheduler retried the pod): keep its clock
         self._by_uid[pod.uid] = Reservation(pod.uid, pod.namespace, pod.name, claims, local_bytes, nodes,
-                                            self.clock())
+                                            self.clock(), pools=pools)
 
     def others(self, uid: str) -> Iterator[Reservation]:
         """Every reservation but the pod's own (a pod filtered again must not compete with itself)."""
@@ -99,6 +113,13 @@ class ReservationBook:
                 reason = "pod gone"
             elif self._claims_provisioned(res, objects):
                 reason = "claims bound"
+            else:
+                selected = self._selected_node(res, objects)
+                if selected is not None and selected not in res.nodes:
+                    reason = "claim selected for another node"
+                elif selected is not None and res.nodes != frozenset((selected,)):
+                    res = replace(res, nodes=frozenset((selected,)))
+                    self._by_uid[uid] = res
             if reason is not None:
                 log.debug("reservation released", extra={"pod": res.ref, "reason": reason})
                 del self._by_uid[uid]
@@ -109,6 +130,15 @@ class ReservationBook:
                     updated = replace(updated, nodes=frozenset((current.node_name,)))
                 if updated is not res:
                     self._by_uid[uid] = updated
+
+    @staticmethod
+    def _selected_node(res: Reservation, objects: ClusterObjects) -> str | None:
+        """The node kube-scheduler selected for the pod's claims, if it has selected one."""
+        for name in res.claims:
+            claim = objects.claims.get((res.namespace, name))
+            if claim is not None and claim.selected_node:
+                return claim.selected_node
+        return None
 
     @staticmethod
     def _claims_provisioned(res: Reservation, objects: ClusterObjects) -> bool:

@@ -2,7 +2,9 @@
 
 kube-scheduler calls the extender after its own filters, with the nodes that passed
 them, so the extender answers one question only: can this pod's volumes be bound on
-this node, counting free local capacity (storage-semantics section 1)? It answers with
+this node, counting free local capacity per pool (storage-semantics section 1; the pools
+and their sources are ``simulator/capacity.py``'s, read from the same node annotations and
+CSIStorageCapacity objects as the autoscaler reads)? It answers with
 the very code the autoscaler simulates with (``simulator.volumes.VolumeIndex`` and
 ``simulator.predicates.PredicateChecker``), over a ``ClusterSnapshot`` whose nodes are
 *storage views* of the real ones: same name, labels and free local bytes, no taints,
@@ -18,7 +20,7 @@ free local bytes for the length of one call.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import msgspec.structs
@@ -26,6 +28,7 @@ import numpy as np
 
 from kube.model import EMPTY_SCHEDULING, UNBOUNDED_BYTES, ClusterObjects, Node, Pod, Resources
 from kube.names import StorageNames
+from simulator.capacity import pool_free
 from simulator.predicates import PredicateChecker
 from simulator.snapshot import ClusterSnapshot, IntArray
 from simulator.volumes import (
@@ -63,8 +66,10 @@ class FilterOutcome:
     failed: dict[str, str]
     #: Local bytes the pod provisions on a passed node (the most over passed nodes).
     local_bytes: int
-    #: Names of the pod's claims that consume local capacity (for the reservation).
+    #: Names of the pod's claims that consume local capacity, any pool (for the reservation).
     local_claims: tuple[str, ...]
+    #: Bytes the pod provisions in each other pool on a passed node (the most over passed nodes).
+    pools: tuple[tuple[str, int], ...] = ()
 
 
 class StorageFilter:
@@ -91,7 +96,7 @@ class StorageFilter:
                    for i, n in enumerate(nodes))
 
     def refresh_capacity(self, nodes: Sequence[Node]) -> None:
-        """Take new free local bytes (capacity annotations) without rebuilding the label index."""
+        """Take new free bytes (capacity annotations, every pool) without rebuilding the label index."""
         snap = self.snapshot
         for i, node in enumerate(nodes):
             if node is self._sources[i]:  # the watch cache keeps unchanged nodes as the same object
@@ -99,6 +104,8 @@ class StorageFilter:
             self._sources[i] = node
             snap.nodes[i] = _storage_node(node)
             snap.free_local[i] = 0 if node.free_local_bytes is None else min(node.free_local_bytes, UNBOUNDED_BYTES)
+            for pool, array in snap.pools.items():  # the other pools (TopoLVM device classes) alike
+                array[i] = pool_free(node, pool)
 
     def with_storage(self, objects: ClusterObjects) -> StorageFilter:
         """The same nodes, new claims/volumes/classes/capacities (the label index is rebuilt)."""
@@ -129,12 +136,17 @@ class StorageFilter:
             if pv is not None:
                 if self.volumes.is_migratable(pv) and pv.node_affinity is None:
                     out.append(name)
-            elif self.volumes.is_local_class(claim.storage_class):
-                out.append(name)
+            else:
+                sc = self.volumes.objects.storage_classes.get(claim.storage_class or "")
+                if sc is not None and self.volumes.sources.pool_of(sc) is not None:
+                    out.append(name)
         return tuple(out)
 
-    def filter(self, pod: Pod, candidates: Sequence[str], reserved: IntArray) -> FilterOutcome:
-        """Which candidates can hold the pod's volumes; ``reserved`` bytes per node are held for others.
+    def filter(self, pod: Pod, candidates: Sequence[str], reserved: IntArray,
+               reserved_pools: Mapping[str, IntArray] | None = None) -> FilterOutcome:
+        """Which candidates can hold the pod's volumes; ``reserved`` bytes per node are held for others
+        (``reserved_pools``: in the other pools).
+
 
         One pass of vector masks over every node (the checker's ``feasible``), reasons from
         the checker once per group of nodes refused alike (``_vector_refusals``); only claims
@@ -152,7 +164,7 @@ class StorageFilter:
         # Failures are collected as (mask over the candidates, reason): whole masks at once.
         refusals: list[tuple[np.ndarray, str]] = [(~known, REASON_UNKNOWN_NODE)]
         one_by_one: dict[str, str] = {}
-        with _Held(snap, reserved):
+        with _Held(snap, reserved, reserved_pools):
             ok = self.checker.feasible(subject, plan)[at] & known
             refusals.extend(self._vector_refusals(subject, plan, at, known & ~ok))
             if self.checker.needs_node_checks(subject, dataclasses.replace(plan, provision=())):
@@ -173,16 +185,21 @@ class StorageFilter:
                             refusals.append((refused, verdict))
                             ok &= ~refused
             most = plan.local_bytes
+            pools = {pool: size for pool, size, _ in plan.pools}
             if plan.static:
-                most = max((self.checker.local_bytes_on(subject, plan, int(at[pos])) for pos in np.flatnonzero(ok)),
-                           default=plan.local_bytes)
+                demands = [self.checker.demand_on(subject, plan, int(at[pos])) for pos in np.flatnonzero(ok)]
+                most = max((local for local, _ in demands), default=plan.local_bytes)
+                for _, held in demands:
+                    for pool, size in held:
+                        pools[pool] = max(pools.get(pool, 0), size)
         passed = tuple(names[pos] for pos in np.flatnonzero(ok).tolist())
         failed: dict[str, str] = {}
         for mask, reason in refusals:
             if mask.any():
                 failed.update(dict.fromkeys([names[pos] for pos in np.flatnonzero(mask).tolist()], reason))
         failed.update(one_by_one)
-        return FilterOutcome(passed, failed, most if passed else 0, self.local_claims(pod))
+        return FilterOutcome(passed, failed, most if passed else 0, self.local_claims(pod),
+                             tuple(sorted(pools.items())) if passed else ())
 
     def _positions(self, names: list[str]) -> tuple[IntArray, np.ndarray]:
         """Node indices of ``names`` (0 where unknown) and which are known. kube-scheduler sends
@@ -268,17 +285,19 @@ class StorageFilter:
             out.append((mask, why.reason if why is not None else REASON_NOT_ENOUGH_SPACE))
         return out
 
-    def prioritize(self, pod: Pod, candidates: Iterable[str], reserved: IntArray) -> list[tuple[str, int]]:
+    def prioritize(self, pod: Pod, candidates: Iterable[str], reserved: IntArray,
+                   reserved_pools: Mapping[str, IntArray] | None = None) -> list[tuple[str, int]]:
         """Tightest fit first: the node whose free local bytes the pod's claims fill most scores
         ``MAX_EXTENDER_PRIORITY``, the loosest 0, so big disks stay free for big claims. Pods
-        without local claims, and nodes that cannot hold them, score 0 (neutral)."""
+        without claims of the local provisioner's pool, and nodes that cannot hold them, score
+        0 (neutral): the other pools (TopoLVM) filter but do not score."""
         subject, plan = self.plan(pod)
         names = list(candidates)
         if plan.trivial or plan.error is not None or not (plan.local_bytes or plan.static):
             return [(name, 0) for name in names]
         snap = self.snapshot
         leftover: dict[str, float] = {}
-        with _Held(snap, reserved):
+        with _Held(snap, reserved, reserved_pools):
             for name in names:
                 idx = snap.index.get(name)
                 if idx is None:
@@ -304,17 +323,23 @@ class StorageFilter:
 
 
 class _Held:
-    """Subtract reserved bytes from the snapshot's free local capacity for one call."""
+    """Subtract reserved bytes from the snapshot's free capacity, every pool, for one call."""
 
-    def __init__(self, snapshot: ClusterSnapshot, reserved: IntArray) -> None:
+    def __init__(self, snapshot: ClusterSnapshot, reserved: IntArray,
+                 pools: Mapping[str, IntArray] | None = None) -> None:
         self.snapshot = snapshot
         self.reserved = reserved
         self.active = bool(len(reserved)) and bool(reserved.any())
+        self.pools = {pool: held for pool, held in (pools or {}).items() if len(held) and held.any()}
 
     def __enter__(self) -> None:
         if self.active:
             self.snapshot.free_local[: len(self.reserved)] -= self.reserved
+        for pool, held in self.pools.items():
+            self.snapshot.pool_free(pool)[: len(held)] -= held
 
     def __exit__(self, *exc: object) -> None:
         if self.active:
             self.snapshot.free_local[: len(self.reserved)] += self.reserved
+        for pool, held in self.pools.items():
+            self.snapshot.pool_free(pool)[: len(held)] += held

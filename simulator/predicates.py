@@ -12,7 +12,8 @@ Two ways in, one set of rules:
   and returns the first failure as an ``Unschedulable`` value, for reasons in
   ``stillUnschedulable``, events and tests.
 
-Inter-pod affinity and topology spread live in ``podtopology.py``.
+Inter-pod affinity and topology spread live in ``podtopology.py``; local capacity
+(claims summed per pool) in ``localcapacity.py``.
 ``tests/simulator/test_predicates.py`` (``test_fast_path_agrees_with_check``) checks that both agree.
 """
 
@@ -32,6 +33,8 @@ from kube.model import (
     Taint,
 )
 from kube.names import HOSTNAME_LABEL
+from simulator.labelindex import LabelIndex
+from simulator.localcapacity import demand, fits_node, mask_capacity, unpublished
 from simulator.podtopology import PodTopology, pod_topology, tolerated, topology_reason, untolerated_taint
 from simulator.snapshot import BoolArray, ClusterSnapshot, IntArray
 from simulator.volumes import (
@@ -64,71 +67,6 @@ def parse_failure(error: str) -> Unschedulable:
     return Unschedulable("InterPodAffinity", f"parsing pod: {error}")
 
 
-class _LabelIndex:
-    """Which base nodes carry which label values, for vectorized selector masks."""
-
-    def __init__(self, snapshot: ClusterSnapshot) -> None:
-        self.snapshot = snapshot
-        self.size = snapshot.base_count
-        self._by_key: dict[str, dict[str, list[int]]] = {}
-        self._req_cache: dict[Requirement, BoolArray] = {}
-
-    def _values(self, key: str) -> dict[str, list[int]]:
-        values = self._by_key.get(key)
-        if values is None:
-            values = {}
-            nodes = self.snapshot.nodes
-            if key == "metadata.name":
-                for idx in range(self.size):
-                    values.setdefault(nodes[idx].name, []).append(idx)
-            else:
-                for idx in range(self.size):
-                    value = nodes[idx].labels.get(key)
-                    if value is not None:
-                        values.setdefault(value, []).append(idx)
-            self._by_key[key] = values
-        return values
-
-    def requirement(self, req: Requirement) -> BoolArray:
-        cached = self._req_cache.get(req)
-        if cached is not None:
-            return cached
-        values = self._values(req.key)
-        mask = np.zeros(self.size, np.bool_)
-        op = req.operator
-        if op in ("In", "NotIn"):
-            for value in req.values:
-                idxs = values.get(value)
-                if idxs:
-                    mask[idxs] = True
-            if op == "NotIn":
-                mask = ~mask
-        elif op in ("Exists", "DoesNotExist"):
-            for idxs in values.values():
-                mask[idxs] = True
-            if op == "DoesNotExist":
-                mask = ~mask
-        else:
-            for value, idxs in values.items():
-                if req.matches({req.key: value}):
-                    mask[idxs] = True
-        self._req_cache[req] = mask
-        return mask
-
-    def selector(self, selector: NodeSelector) -> BoolArray:
-        mask = np.zeros(self.size, np.bool_)
-        for term in selector.terms:
-            if term.error is not None or (not term.requirements and not term.fields):
-                continue
-            term_mask = np.ones(self.size, np.bool_)
-            for req in term.requirements:
-                term_mask &= self.requirement(req)
-            for req in term.fields:
-                term_mask &= self.requirement(req)
-            mask |= term_mask
-        return mask
-
-
 class PredicateChecker:
     """kube-scheduler's filters over a ``ClusterSnapshot``, storage-aware through ``VolumeIndex``."""
 
@@ -137,7 +75,7 @@ class PredicateChecker:
         self.snapshot = snapshot
         self.volumes = volumes
         self.namespaces = namespaces or {}
-        self._labels = _LabelIndex(snapshot)
+        self._labels = LabelIndex(snapshot)
         self._static_cache: dict[int, BoolArray] = {}
         self._static_keep: list[object] = []
         #: id(constraints) -> (node serial each value was computed for, static verdict), per index.
@@ -272,14 +210,8 @@ class PredicateChecker:
         for name, value in req.extended:
             if value:
                 mask &= snap.extended_free(name)[lo:n] >= value
-        if plan.local_bytes:
-            live_bytes = plan.live_local_bytes
-            if live_bytes == plan.local_bytes or lo >= base:
-                mask &= snap.free_local[lo:n] >= plan.local_bytes
-            else:  # live (base) nodes leave published-capacity claims to CSIStorageCapacity
-                split = min(base, n) - lo
-                mask[:split] &= snap.free_local[lo:lo + split] >= live_bytes
-                mask[split:] &= snap.free_local[lo + split:n] >= plan.local_bytes
+        if plan.local_bytes or plan.pools:
+            mask_capacity(snap, plan, mask, lo, n)
         return mask
 
     def needs_node_checks(self, pod: Pod, plan: VolumePlan) -> bool:
@@ -307,18 +239,20 @@ class PredicateChecker:
                 return idx
         return None
 
+    def demand_on(self, pod: Pod, plan: VolumePlan, idx: int) -> tuple[int, tuple[tuple[str, int], ...]]:
+        """Bytes the pod would provision on node ``idx``: local pool, and per other pool (summed claims)."""
+        snap = self.snapshot
+        fit = self.volumes.static_reason(plan, snap.nodes[idx], snap.roles[idx] == "live") if plan.static else None
+        return demand(snap, plan, idx, fit)
+
     def local_bytes_on(self, pod: Pod, plan: VolumePlan, idx: int) -> int:
-        """Local bytes the pod would provision on node ``idx`` (summed claims)."""
-        live = self.snapshot.roles[idx] == "live"
-        local = plan.live_local_bytes if live else plan.local_bytes
-        if not plan.static:
-            return local
-        _, extra = self.volumes.static_reason(plan, self.snapshot.nodes[idx], live)
-        return local + extra
+        """Local-pool bytes the pod would provision on node ``idx`` (summed claims)."""
+        return self.demand_on(pod, plan, idx)[0]
 
     def place(self, pod: Pod, plan: VolumePlan, idx: int) -> None:
-        """Put the pod on node ``idx`` in the snapshot, consuming its local storage."""
-        self.snapshot.add_pod(pod, idx, self.local_bytes_on(pod, plan, idx))
+        """Put the pod on node ``idx`` in the snapshot, consuming its local storage in every pool."""
+        local, pools = self.demand_on(pod, plan, idx)
+        self.snapshot.add_pod(pod, idx, local, pools)
 
     # --- per-node filters -------------------------------------------------------------
     def _node_checks(self, pod: Pod, plan: VolumePlan, idx: int, topo: PodTopology | None) -> Unschedulable | None:
@@ -334,18 +268,17 @@ class PredicateChecker:
             if reason is not None:
                 return Unschedulable("VolumeBinding", reason)
         live = snap.roles[idx] == "live"
-        if live:
-            # A new node has published no CSIStorageCapacity yet; its template's free
-            # local bytes (the max-capacity label) stand in for it.
-            for item in plan.capacity_checks:
-                if not self.volumes.capacity_ok(item.storage_class, item.size, node):
-                    return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
+        for item in plan.capacity_checks:
+            # A new node has published no CSIStorageCapacity yet; its template's pools stand
+            # in for it, unless it publishes no value for a pool (see localcapacity.py).
+            if (live or unpublished(snap, self.volumes.sources.pool_of(item.storage_class), idx)) \
+                    and not self.volumes.capacity_ok(item.storage_class, item.size, node):
+                return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
         if plan.static:
-            reason, extra = self.volumes.static_reason(plan, node, live)
-            if reason is not None:
-                return Unschedulable("VolumeBinding", reason)
-            local = plan.live_local_bytes if live else plan.local_bytes
-            if extra and snap.free_local[idx] < local + extra:
+            fit = self.volumes.static_reason(plan, node, live)
+            if fit.reason is not None:
+                return Unschedulable("VolumeBinding", fit.reason)
+            if (fit.extra_local or fit.extra_pools) and not fits_node(snap, plan, idx, fit):
                 return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
         if plan.zones:
             reason = zone_reason(plan, node.labels)
@@ -416,8 +349,7 @@ class PredicateChecker:
         for selector in plan.topologies:
             if not selector.matches(node.labels, node.name):
                 return Unschedulable("VolumeBinding", REASON_BIND_CONFLICT)
-        local = plan.live_local_bytes if snap.roles[idx] == "live" else plan.local_bytes
-        if local and snap.free_local[idx] < local:
+        if (plan.local_bytes or plan.pools) and not fits_node(snap, plan, idx):
             return Unschedulable("VolumeBinding", REASON_NOT_ENOUGH_SPACE)
         plain = dataclasses.replace(plan, pinned=(), topologies=())
         reason = self._node_checks(pod, plain, idx, None)

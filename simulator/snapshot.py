@@ -2,7 +2,10 @@
 
 Free CPU, memory, ephemeral storage, pod slots and local storage are numpy arrays
 indexed by node, so a predicate can test one pod against every node in a few
-vector operations. Simulations mutate the snapshot through ``add_pod``,
+vector operations. Local storage is one array per capacity pool
+(``simulator/capacity.py``): ``free_local`` for the local provisioner's pool, and
+``pool_free(pool)`` for each other pool (TopoLVM device classes), built on first use
+so a cluster without them pays nothing. Simulations mutate the snapshot through ``add_pod``,
 ``add_node`` and ``disable_node``; every mutation is journaled, so ``fork`` /
 ``revert`` / ``commit`` nest and cost only what was changed (upstream CA's
 ``ClusterSnapshot.Fork/Revert/Commit``).
@@ -23,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kube.model import UNBOUNDED_BYTES, Node, Pod
+from simulator.capacity import pool_free
 
 __all__ = ["BoolArray", "ClusterSnapshot", "IntArray", "NodeRole"]
 
@@ -56,6 +60,8 @@ class ClusterSnapshot:
         self.free_ephemeral: IntArray = np.zeros(size, np.int64)
         self.free_pods: IntArray = np.zeros(size, np.int64)
         self.free_local: IntArray = np.zeros(size, np.int64)
+        #: Free bytes of the other pools, by pool name (``NOT_PUBLISHED`` where a node has no value).
+        self.pools: dict[str, IntArray] = {}
         self.enabled: BoolArray = np.zeros(size, np.bool_)
         #: A number no other node added to this snapshot ever had, per index: caches keyed
         #: by node index compare it to tell a reverted-and-reused index from the same node.
@@ -103,6 +109,21 @@ class ClusterSnapshot:
             self.extended[name] = array
         return array[: self.count]
 
+    def pool_free(self, pool: str) -> IntArray:
+        """Free bytes of a non-local pool on every node (read off the nodes on first use).
+
+        Every consumption goes through ``add_pod``, which builds the array first, so a
+        fresh array has nothing simulated to subtract.
+        """
+        array = self.pools.get(pool)
+        if array is None:
+            array = np.zeros(len(self.free_cpu), np.int64)
+            nodes = self.nodes
+            for idx in range(self.count):
+                array[idx] = pool_free(nodes[idx], pool)
+            self.pools[pool] = array
+        return array[: self.count]
+
     # --- mutation -----------------------------------------------------------
     def _grow(self) -> None:
         size = len(self.free_cpu) * 2
@@ -111,10 +132,11 @@ class ClusterSnapshot:
             new = np.zeros(size, old.dtype)
             new[: len(old)] = old
             setattr(self, attr, new)
-        for name, old in list(self.extended.items()):
-            new = np.zeros(size, np.int64)
-            new[: len(old)] = old
-            self.extended[name] = new
+        for arrays in (self.extended, self.pools):
+            for name, old in list(arrays.items()):
+                new = np.zeros(size, np.int64)
+                new[: len(old)] = old
+                arrays[name] = new
 
     def _append(self, node: Node, role: NodeRole) -> int:
         if self.count == len(self.free_cpu):
@@ -137,6 +159,8 @@ class ClusterSnapshot:
         self.serial[idx] = self._serials
         for name, array in self.extended.items():
             array[idx] = alloc.get_extended(name)
+        for pool, array in self.pools.items():
+            array[idx] = pool_free(node, pool)
         self._journal.entries.append(("node", idx))
         self.version += 1
         return idx
@@ -148,8 +172,9 @@ class ClusterSnapshot:
             self.add_pod(pod, idx)
         return idx
 
-    def add_pod(self, pod: Pod, idx: int, local_bytes: int = 0) -> None:
-        """Place a pod on node ``idx``; ``local_bytes`` of local storage are provisioned for it."""
+    def add_pod(self, pod: Pod, idx: int, local_bytes: int = 0, pools: Sequence[tuple[str, int]] = ()) -> None:
+        """Place a pod on node ``idx``; ``local_bytes`` of local storage are provisioned for it,
+        and ``pools``' bytes in each other pool."""
         req = pod.requests
         self.free_cpu[idx] -= req.cpu
         self.free_memory[idx] -= req.memory
@@ -161,13 +186,16 @@ class ClusterSnapshot:
         if local_bytes:
             self.free_local[idx] -= local_bytes
             self._local_used[(idx, pod.ref)] = local_bytes
+        for pool, size in pools:
+            self.pool_free(pool)
+            self.pools[pool][idx] -= size
         self.pods_on[idx].append(pod)
         sched = pod.scheduling
         if sched.host_ports:
             self.pods_with_ports.setdefault(idx, []).append(pod)
         if sched.anti_affinity:
             self.anti_affinity_pods.append((idx, pod))
-        self._journal.entries.append(("pod", idx, pod, local_bytes))
+        self._journal.entries.append(("pod", idx, pod, local_bytes, tuple(pools)))
         self.version += 1
 
     def disable_node(self, idx: int) -> None:
@@ -277,8 +305,9 @@ class ClusterSnapshot:
     def _undo(self, entry: tuple[object, ...]) -> None:
         kind = entry[0]
         if kind == "pod":
-            _, idx, pod, local_bytes = entry
+            _, idx, pod, local_bytes, pools = entry
             assert isinstance(idx, int) and isinstance(pod, Pod) and isinstance(local_bytes, int)
+            assert isinstance(pools, tuple)
             req = pod.requests
             self.free_cpu[idx] += req.cpu
             self.free_memory[idx] += req.memory
@@ -289,6 +318,8 @@ class ClusterSnapshot:
             if local_bytes:
                 self.free_local[idx] += local_bytes
                 self._local_used.pop((idx, pod.ref), None)
+            for pool, size in pools:
+                self.pools[pool][idx] += size
             removed = self.pods_on[idx].pop()
             assert removed is pod
             if pod.scheduling.host_ports:

@@ -5,6 +5,15 @@ CPU and memory: requests of the node's pods over allocatable. Pods excluded by
 of both sides; long-terminating pods do not count. Storage (storage-semantics 3.1):
 ``(max - free) / max`` from the max-capacity label and the capacity annotation,
 unknown unless both are present.
+
+Storage utilization comes only from capacity pools with a known total, which today is
+the local provisioner's (Rok's max-capacity label; ``AnnotationCapacity.total_bytes``).
+TopoLVM publishes free bytes per device class and no total (``TopoLVMCapacity.total_bytes``
+is None), and CSIStorageCapacity objects tell what fits, not what is used, so neither adds
+a storage dimension: a node's use of them cannot be told from free bytes alone, and a
+guessed total would make scale-down keep or remove nodes on made-up numbers. Their volumes
+still count where they must: pinned volumes keep the node (drainability), and claims are
+summed against free bytes wherever pods are placed.
 """
 
 from __future__ import annotations

@@ -3,31 +3,32 @@
 ``VolumeIndex.plan(pod, unpinned)`` resolves a pod's claims once into a
 ``VolumePlan``: what every node must satisfy (bound PV affinity, allowed
 topologies), what fails everywhere (unbound Immediate claims, missing objects),
-how many local bytes must be provisioned (summed over the pod's claims, the
-thesis' fix to per-claim checks), and which claims may bind to Available PVs.
-The predicate checker then tests plans against nodes.
+how many local bytes must be provisioned (summed over the pod's claims per capacity
+pool, the thesis' fix to per-claim checks; ``simulator/capacity.py`` says which pool a
+class draws from), and which claims may bind to Available PVs. The predicate checker
+then tests plans against nodes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kube.model import (
     BindingMode,
     ClusterObjects,
-    CSIStorageCapacity,
     Node,
     NodeSelector,
-    NodeSelectorTerm,
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,
     StorageClass,
 )
 from kube.names import StorageNames
+from simulator.capacity import ROK_POOL, CapacitySources
+from simulator.nodematch import NodeMatcher
 
-__all__ = ["NO_PROVISIONER", "NodeMatcher", "VolumeIndex", "VolumePlan"]
+__all__ = ["NO_PROVISIONER", "NodeMatcher", "PoolDemand", "StaticFit", "VolumeIndex", "VolumePlan"]
 
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 
@@ -58,6 +59,21 @@ class ProvisionClaim:
     size: int
 
 
+#: Bytes a pod provisions in one non-local pool: (pool, bytes, whether the class's driver
+#: publishes CSIStorageCapacity, so that a node without the pool's annotation is left to
+#: those objects; see ``simulator/localcapacity.py``). The local pool is ``local_bytes``.
+PoolDemand = tuple[str, int, bool]
+
+
+@dataclass(frozen=True, slots=True)
+class StaticFit:
+    """What binding to Available PVs leaves to provision on one node, or why it cannot."""
+
+    reason: str | None = None
+    extra_local: int = 0
+    extra_pools: tuple[PoolDemand, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class VolumePlan:
     """What a pod's volumes demand of a node."""
@@ -79,21 +95,26 @@ class VolumePlan:
     provision: tuple[ProvisionClaim, ...] = ()
     #: WaitForFirstConsumer claims that may bind an Available PV: (claim, candidate PVs by size).
     static: tuple[tuple[ProvisionClaim, tuple[PersistentVolume, ...]], ...] = ()
-    #: Local-provisioner claims (counted in ``local_bytes``) whose CSIDriver publishes
+    #: Summed-pool claims (counted in ``local_bytes`` or ``pools``) whose CSIDriver publishes
     #: ``storageCapacity``. On a live node kube-scheduler decides them by its
     #: CSIStorageCapacity objects, one claim at a time, so that is the rule there; a new
-    #: (template) node has published none yet and is checked by its local bytes.
+    #: (template) node has published none yet and is checked by its pools (or by the
+    #: objects after all, for a non-local pool the template has no value for).
     capacity_checks: tuple[ProvisionClaim, ...] = ()
+    #: Bytes of non-local pools (TopoLVM device classes), summed per pool, sorted by pool.
+    pools: tuple[PoolDemand, ...] = ()
+    #: Part of ``local_bytes`` that a live node leaves to CSIStorageCapacity (kube-scheduler parity).
+    published_local: int = 0
 
     @property
     def live_local_bytes(self) -> int:
         """Local bytes checked against a live node's free capacity (the rest go by CSIStorageCapacity)."""
-        return self.local_bytes - sum(item.size for item in self.capacity_checks)
+        return self.local_bytes - self.published_local
 
     @property
     def trivial(self) -> bool:
         return not (self.error or self.node_error or self.pinned or self.local_bytes or self.topologies
-                    or self.provision or self.static or self.capacity_checks or self.zones)
+                    or self.provision or self.static or self.capacity_checks or self.zones or self.pools)
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -108,6 +129,8 @@ class VolumePlan:
             tuple((p.storage_class.name, p.size) for p in self.provision),
             tuple((p.storage_class.name, p.size, pvs) for p, pvs in self.static),
             tuple((p.storage_class.name, p.size) for p in self.capacity_checks),
+            self.pools,
+            self.published_local,
         )
 
 
@@ -125,8 +148,11 @@ class VolumeIndex:
     _cache: dict[tuple[str, str, bool], VolumePlan] = field(default_factory=dict)
     #: ReadWriteOncePod claims -> refs of the scheduled pods that use them.
     _rwop_users: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    #: Which pool each class draws from, and the CSIStorageCapacity objects.
+    sources: CapacitySources = field(init=False)
 
     def __post_init__(self) -> None:
+        self.sources = CapacitySources.default(self.names.provisioner, self.objects.csi_capacities)
         for pv in self.objects.volumes.values():
             if pv.phase == "Available" and pv.claim is None:
                 self._available.setdefault(pv.storage_class, []).append(pv)
@@ -177,6 +203,9 @@ class VolumeIndex:
         provision: list[ProvisionClaim] = []
         static: list[tuple[ProvisionClaim, tuple[PersistentVolume, ...]]] = []
         capacity: list[ProvisionClaim] = []
+        pools: dict[str, int] = {}
+        lenient: set[str] = set()
+        published_local = 0
         zones: list[tuple[str, frozenset[str]]] = []
         node_error = None
         classes = self.objects.storage_classes
@@ -227,16 +256,33 @@ class VolumeIndex:
                 static.append((item, candidates))
             elif sc.provisioner == NO_PROVISIONER:
                 node_error = REASON_BIND_CONFLICT  # no PV to bind, none to provision: a filter failure
-            elif self.storage_aware and sc.provisioner == self.names.provisioner:
-                local_bytes += claim.request
+            elif self.storage_aware and (pool := self.sources.pool_of(sc)) is not None:
                 if sc.allowed_topologies is not None and sc.allowed_topologies not in topologies:
                     topologies.append(sc.allowed_topologies)
-                if self.publishes_capacity(sc):
+                published = self.publishes_capacity(sc)
+                if published:
                     capacity.append(item)
+                if pool == ROK_POOL:
+                    local_bytes += claim.request
+                    if published:
+                        published_local += claim.request
+                elif claim.request > 0:
+                    pools[pool] = pools.get(pool, 0) + claim.request
+                    if published:
+                        lenient.add(pool)
             else:
                 provision.append(item)
         return VolumePlan(None, node_error, tuple(zones), tuple(pinned), local_bytes, tuple(topologies),
-                          tuple(provision), tuple(static), tuple(capacity))
+                          tuple(provision), tuple(static), tuple(capacity),
+                          tuple((pool, size, pool in lenient) for pool, size in sorted(pools.items())),
+                          published_local)
+
+    def pools(self) -> tuple[str, ...]:
+        """The non-local pools the cluster's classes draw from (TopoLVM device classes), sorted."""
+        if not self.storage_aware:
+            return ()
+        found = {self.sources.pool_of(sc) for sc in self.objects.storage_classes.values()}
+        return tuple(sorted(pool for pool in found if pool is not None and pool != ROK_POOL))
 
     def publishes_capacity(self, sc: StorageClass) -> bool:
         """Whether the class's CSIDriver opts into storage capacity tracking."""
@@ -262,23 +308,16 @@ class VolumeIndex:
         ``maximumVolumeSize`` is preferred over ``capacity``; an object without node
         topology is visible nowhere; each claim is checked on its own.
         """
-        if size <= 0:
-            return True
-        for cap in self.objects.csi_capacities:
-            if cap.storage_class != sc.name or not _topology_matches(cap, node.labels):
-                continue
-            limit = cap.maximum_volume_size if cap.maximum_volume_size is not None else cap.capacity
-            if limit is not None and limit >= size:
-                return True
-        return False
+        return self.sources.csi.fits(sc, size, node)
 
-    def static_reason(self, plan: VolumePlan, node: Node, live: bool = True) -> tuple[str | None, int]:
+    def static_reason(self, plan: VolumePlan, node: Node, live: bool = True) -> StaticFit:
         """Bind WaitForFirstConsumer claims to Available PVs where one matches this node.
 
-        Returns a reason, or the local bytes of claims left to provision here.
+        Returns a reason, or the bytes of claims left to provision here, per pool.
         ``live``: the node is a real one (templates publish no CSIStorageCapacity yet).
         """
         extra_local = 0
+        extra_pools: dict[str, tuple[int, bool]] = {}
         used: set[str] = set()
         for item, candidates in plan.static:
             match = next(
@@ -291,80 +330,30 @@ class VolumeIndex:
                 continue
             sc = item.storage_class
             if sc.provisioner == NO_PROVISIONER:
-                return REASON_BIND_CONFLICT, 0
-            if self.storage_aware and sc.provisioner == self.names.provisioner:
+                return StaticFit(REASON_BIND_CONFLICT)
+            pool = self.sources.pool_of(sc) if self.storage_aware else None
+            if pool is not None:
                 if sc.allowed_topologies is not None and not sc.allowed_topologies.matches(node.labels, node.name):
-                    return REASON_BIND_CONFLICT, 0
-                if live and self.publishes_capacity(sc):
-                    if not self.capacity_ok(sc, item.size, node):
-                        return REASON_NOT_ENOUGH_SPACE, 0
-                    continue  # decided by CSIStorageCapacity, as kube-scheduler does
-                extra_local += item.size
+                    return StaticFit(REASON_BIND_CONFLICT)
+                published = live and self.publishes_capacity(sc)
+                if published and not self.capacity_ok(sc, item.size, node):
+                    return StaticFit(REASON_NOT_ENOUGH_SPACE)
+                if pool == ROK_POOL:
+                    if not published:  # else decided by CSIStorageCapacity, as kube-scheduler does
+                        extra_local += item.size
+                elif item.size > 0:
+                    size, lenient = extra_pools.get(pool, (0, False))
+                    extra_pools[pool] = (size + item.size, lenient or published)
                 continue
             reason = self.provision_reason(item, node)
             if reason is not None:
-                return reason, 0
-        return None, extra_local
+                return StaticFit(reason)
+        return StaticFit(None, extra_local,
+                         tuple((pool, size, lenient) for pool, (size, lenient) in sorted(extra_pools.items())))
 
     def pinned_node(self, pv: PersistentVolume, nodes: Mapping[str, Node]) -> str | None:
         """The one node a PV is pinned to (see ``NodeMatcher.only_match``), if any."""
         return NodeMatcher(nodes.values()).only_match(pv.node_affinity)
-
-
-class NodeMatcher:
-    """Which nodes a node selector selects, with a label index for the common ``In`` terms.
-
-    Built once per pass over many PVs: testing every PV against every node would be
-    quadratic on a large cluster.
-    """
-
-    def __init__(self, nodes: Iterable[Node]) -> None:
-        self._nodes = list(nodes)
-        self._by_label: dict[str, dict[str, list[Node]]] = {}
-
-    def _with_label(self, key: str, value: str) -> list[Node]:
-        index = self._by_label.get(key)
-        if index is None:
-            index = self._by_label[key] = {}
-            for node in self._nodes:
-                if key == "metadata.name":
-                    index.setdefault(node.name, []).append(node)
-                else:
-                    label = node.labels.get(key)
-                    if label is not None:
-                        index.setdefault(label, []).append(node)
-        return index.get(value, [])
-
-    def _candidates(self, term: NodeSelectorTerm) -> list[Node]:
-        """Nodes that can match ``term``: those of its narrowest ``In`` requirement."""
-        best: list[Node] | None = None
-        for req in (*term.requirements, *term.fields):
-            if req.operator != "In":
-                continue
-            found: list[Node] = []
-            for value in req.values:
-                found.extend(self._with_label(req.key, value))
-            if best is None or len(found) < len(best):
-                best = found
-        return self._nodes if best is None else best
-
-    def only_match(self, selector: NodeSelector | None) -> str | None:
-        """The name of the one node ``selector`` selects; None when it selects none or several.
-
-        A PV whose required node affinity selects exactly one node is pinned to it,
-        whatever the label key (``kubernetes.io/hostname``, ``topology.topolvm.io/node``,
-        ``openebs.io/nodename``, ...): its data lives there (storage-semantics 3.6).
-        """
-        if selector is None or not selector.terms:
-            return None
-        found: str | None = None
-        for term in selector.terms:
-            for node in self._candidates(term):
-                if node.name != found and term.matches(node.labels, node.name):
-                    if found is not None:
-                        return None
-                    found = node.name
-        return found
 
 
 def zone_reason(plan: VolumePlan, labels: Mapping[str, str]) -> str | None:
@@ -383,6 +372,3 @@ def zone_reason(plan: VolumePlan, labels: Mapping[str, str]) -> str | None:
             return REASON_ZONE_CONFLICT
     return None
 
-
-def _topology_matches(cap: CSIStorageCapacity, labels: Mapping[str, str]) -> bool:
-    return cap.node_topology is not None and cap.node_topology.matches(labels)

@@ -247,14 +247,18 @@ def pod(name: str, cpu: str | None = "1", memory: str | None = "1Gi", node: str 
 
 
 def pvc_json(name: str, size: str = "10Gi", storage_class: str | None = "rok", *, volume: str = "",
-             namespace: str = "default", access_modes: Sequence[str] = ("ReadWriteOnce",)) -> Json:
+             namespace: str = "default", access_modes: Sequence[str] = ("ReadWriteOnce",),
+             selected_node: str = "") -> Json:
+    """A claim; ``selected_node``: kube-scheduler's ``volume.kubernetes.io/selected-node``."""
     spec: Json = {"accessModes": list(access_modes), "resources": {"requests": {"storage": size}}}
     if storage_class is not None:
         spec["storageClassName"] = storage_class
     if volume:
         spec["volumeName"] = volume
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": name, "namespace": namespace}, "spec": spec,
+    metadata: Json = {"name": name, "namespace": namespace}
+    if selected_node:
+        metadata["annotations"] = {"volume.kubernetes.io/selected-node": selected_node}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": metadata, "spec": spec,
             "status": {"phase": "Bound" if volume else "Pending"}}
 
 
@@ -289,9 +293,12 @@ def pv(name: str, size: str = "10Gi", storage_class: str | None = "rok", **kw: A
 
 
 def storage_class_json(name: str = "rok", provisioner: str = LOCAL, *, binding: str = "WaitForFirstConsumer",
-                       allowed_topologies: Mapping[str, Sequence[str]] | None = None) -> Json:
+                       allowed_topologies: Mapping[str, Sequence[str]] | None = None,
+                       parameters: Mapping[str, str] | None = None) -> Json:
     out: Json = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name},
                  "provisioner": provisioner, "volumeBindingMode": binding}
+    if parameters is not None:
+        out["parameters"] = dict(parameters)
     if allowed_topologies is not None:
         out["allowedTopologies"] = [{"matchLabelExpressions": [
             {"key": k, "values": list(v)} for k, v in allowed_topologies.items()]}]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kube.convert.errors import FieldError, Json
-from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of
+from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of, string_map
 from kube.convert.fields import qty as _qty
 from kube.convert.resources import resource_list
 from kube.convert.selectors import label_selector, node_selector
@@ -22,8 +22,13 @@ from kube.model import (
     StorageClass,
 )
 
-__all__ = ["ACCESS_MODES", "ZONE_LABELS", "convert_csi_capacity", "convert_csi_driver", "convert_csi_node",
-           "convert_pv", "convert_pvc", "convert_storage_class", "zone_labels"]
+__all__ = ["ACCESS_MODES", "SELECTED_NODE_ANNOTATION", "ZONE_LABELS", "convert_csi_capacity", "convert_csi_driver",
+           "convert_csi_node", "convert_pv", "convert_pvc", "convert_storage_class", "zone_labels"]
+
+#: Set by kube-scheduler's volume binder on a WaitForFirstConsumer claim when it picks a
+#: node (``AnnSelectedNode`` in k8s.io/component-helpers/storage/volume/pv_helpers.go, written
+#: by pkg/scheduler/framework/plugins/volumebinding/binder.go); the provisioner reads it.
+SELECTED_NODE_ANNOTATION = "volume.kubernetes.io/selected-node"
 
 ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
 
@@ -62,6 +67,8 @@ def convert_pvc(obj: Json) -> PersistentVolumeClaim:
         access_modes=_access_modes(spec),
         controller_uid=next((str(ref.get("uid") or "") for ref in meta.get("ownerReferences") or ()
                              if ref.get("controller")), None),
+        selected_node=as_str(as_map(meta.get("annotations"), "metadata.annotations").get(SELECTED_NODE_ANNOTATION),
+                             f"metadata.annotations.{SELECTED_NODE_ANNOTATION}"),
     )
 
 
@@ -152,7 +159,8 @@ def convert_storage_class(obj: Json) -> StorageClass:
                 reqs.append(Requirement(key, "In", values))
             terms.append(NodeSelectorTerm(tuple(reqs)))
         allowed = NodeSelector(tuple(terms))
-    return StorageClass(name, as_str(obj.get("provisioner"), "provisioner"), binding, allowed)
+    parameters = string_map(obj.get("parameters"), "parameters")
+    return StorageClass(name, as_str(obj.get("provisioner"), "provisioner"), binding, allowed, parameters)
 
 
 def convert_csi_capacity(obj: Json) -> CSIStorageCapacity:

@@ -127,6 +127,13 @@ P = "Pod/default/p1"
                  "spec.selector.matchLabels.app", id="controller-selector-list-value"),
     pytest.param("StorageClass", "metadata.creationTimestamp", "soon", "StorageClass/rok",
                  "metadata.creationTimestamp", id="class-bad-time"),
+    pytest.param("StorageClass", "parameters", ["topolvm.io/device-class=ssd"], "StorageClass/rok", "parameters",
+                 id="class-parameters-list"),
+    pytest.param("StorageClass", "parameters", {"topolvm.io/device-class": 5}, "StorageClass/rok",
+                 "parameters.topolvm.io/device-class", id="class-parameter-number"),
+    pytest.param("PersistentVolumeClaim", "metadata.annotations", {"volume.kubernetes.io/selected-node": 5},
+                 "PersistentVolumeClaim/default/data", "metadata.annotations.volume.kubernetes.io/selected-node",
+                 id="claim-selected-node-number"),
 ])
 def test_bad_field(cli: Run, tmp_path: Path, *, kind: str, path: str, value: Any, ref: str, field: str) -> None:
     snapshot = write(tmp_path, broken(kind, path, value))

@@ -115,6 +115,7 @@ def extra() -> list[Any]:
          "spec": {"capacity": {"storage": "1Gi"}, "hostPath": {"path": "/data"}, "accessModes": ["ReadWriteOncePod"]}},
         {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
          "metadata": {"name": "eph", "namespace": "default",
+                      "annotations": {"volume.kubernetes.io/selected-node": "w1"},
                       "ownerReferences": [{"kind": "Pod", "name": "p", "uid": "u9", "controller": True}]},
          "spec": {"storageClassName": "rok",
                   "resources": {"requests": {"storage": "1Gi"}, "limits": {"storage": "2Gi"}}}},

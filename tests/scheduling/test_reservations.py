@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgspec.structs
 
+import pytest
+
 from kube.model import ClusterObjects
 from simulator.volumes import REASON_NOT_ENOUGH_SPACE
 from tests.factories import cluster, node, pod, pod_json, pv, pvc, storage_class
@@ -68,6 +70,23 @@ def test_released_when_claims_bound_to_pinned_volume() -> None:
         second = filter_names(client, "b", "b-data", ["last", "other"])
         assert extender.book.get("uid-default-a") is None
     assert second["NodeNames"] == ["other"]
+
+
+@pytest.mark.parametrize(("selected", "b_passes", "held_on"), [
+    pytest.param("last", ["other"], frozenset({"last"}), id="selected-node-narrows-the-reservation"),
+    pytest.param("elsewhere", ["last", "other"], None, id="selected-for-an-unreserved-node-drops-it"),
+])
+def test_selected_node_annotation(selected: str, b_passes: list[str], held_on: frozenset[str] | None) -> None:
+    """kube-scheduler wrote ``volume.kubernetes.io/selected-node`` on a's claim before binding a."""
+    objects = race_cluster()
+    with extender_at(objects) as (client, extender, view):
+        filter_names(client, "a", "a-data", ["last", "other"])
+        objects.claims[("default", "a-data")] = pvc("a-data", "60Gi", selected_node=selected)
+        view.set(objects, nodes_changed=False)
+        second = filter_names(client, "b", "b-data", ["last", "other"])
+        held = extender.book.get("uid-default-a")
+    assert second["NodeNames"] == b_passes
+    assert (held.nodes if held is not None else None) == held_on
 
 
 def test_released_when_pod_gone_or_timed_out() -> None:

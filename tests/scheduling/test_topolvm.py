@@ -1,6 +1,8 @@
-"""TopoLVM classes through the extender, in the two ways a TopoLVM cluster is configured today:
-TopoLVM as *the* local provisioner (its per device class annotation is the capacity annotation,
-claims summed), and TopoLVM publishing CSIStorageCapacity (checked per segment)."""
+"""TopoLVM classes through the extender: TopoLVM as *the* local provisioner (its per device
+class annotation is the capacity annotation, claims summed); TopoLVM next to Rok, one pool
+per device class (``capacity.topolvm.io/<device-class>``, the class's ``topolvm.io/device-class``
+parameter), reservations held per pool; and TopoLVM publishing CSIStorageCapacity (checked
+per segment, plus the summed pool where the node publishes it)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from kube.convert import convert_node
 from kube.model import Node
 from kube.names import StorageNames
 from simulator.volumes import REASON_NOT_ENOUGH_SPACE
-from tests.factories import ZONE, cluster, csi_capacity, csi_driver, node, node_json, pod_json, pvc, storage_class
+from tests.factories import ZONE, cluster, csi_capacity, csi_driver, node, node_json, pod_json, pv, pvc, storage_class
 from tests.scheduling.wire import extender_args, extender_at
 
 TOPOLVM = StorageNames(provisioner="topolvm.io", capacity_annotation="capacity.topolvm.io/ssd")
@@ -42,3 +44,44 @@ def test_topolvm_with_csi_storage_capacity() -> None:
         result = client.post("/filter", extender_args(pod_json("p", claims=["a"]), names=["a1", "b1"]))
     assert result["NodeNames"] == ["b1"]
     assert result["FailedNodes"] == {"a1": REASON_NOT_ENOUGH_SPACE}
+
+
+FAST = storage_class("fast", "topolvm.io", parameters={"topolvm.io/device-class": "nvme"})
+SLOW = storage_class("slow", "topolvm.io", parameters={"topolvm.io/device-class": "hdd"})
+
+
+def pooled(name: str, rok: str, nvme: int, hdd: int) -> Node:
+    return node(name, storage_free=rok, annotations={"capacity.topolvm.io/nvme": str(nvme * GiB),
+                                                     "capacity.topolvm.io/hdd": str(hdd * GiB)})
+
+
+def test_rok_and_topolvm_claims_of_one_pod_each_in_its_pool() -> None:
+    objects = cluster(pooled("both", "50Gi", 100, 0), pooled("rok-short", "10Gi", 100, 0),
+                      pooled("nvme-short", "50Gi", 30, 1000), storage_class(), FAST, SLOW,
+                      pvc("r", "40Gi"), pvc("f1", "30Gi", "fast"), pvc("f2", "30Gi", "fast"))
+    with extender_at(objects) as (client, _, _):
+        result = client.post("/filter", extender_args(pod_json("p", claims=["r", "f1", "f2"]),
+                                                      names=["both", "rok-short", "nvme-short"]))
+    assert result["NodeNames"] == ["both"]
+    assert result["FailedNodes"] == {"rok-short": REASON_NOT_ENOUGH_SPACE, "nvme-short": REASON_NOT_ENOUGH_SPACE}
+
+
+def test_reservation_holds_the_device_class_only() -> None:
+    """Two pods racing for a device class's last bytes: the second waits; another class is free."""
+    objects = cluster(pooled("last", "0", 100, 100), FAST, SLOW, pvc("a", "60Gi", "fast"), pvc("b", "60Gi", "fast"),
+                      pvc("c", "60Gi", "slow"))
+    with extender_at(objects) as (client, extender, view):
+        first = client.post("/filter", extender_args(pod_json("a", claims=["a"]), names=["last"]))
+        second = client.post("/filter", extender_args(pod_json("b", claims=["b"]), names=["last"]))
+        other = client.post("/filter", extender_args(pod_json("c", claims=["c"]), names=["last"]))
+        held = extender.book.get("uid-default-a")
+        assert held is not None and held.pools == (("capacity.topolvm.io/nvme", 60 * GiB),)
+        # TopoLVM provisioned a's volume (pinned to the node): the reservation ends.
+        objects.claims[("default", "a")] = pvc("a", "60Gi", "fast", volume="pv-a")
+        objects.volumes["pv-a"] = pv("pv-a", "60Gi", "fast", driver="topolvm.io", hosts=["last"],
+                                     claim=("default", "a"))
+        view.set(objects, nodes_changed=False)
+        client.post("/filter", extender_args(pod_json("b", claims=["b"]), names=["last"]))
+        assert extender.book.get("uid-default-a") is None
+    assert (first["NodeNames"], second["NodeNames"], other["NodeNames"]) == (["last"], [], ["last"])
+    assert second["FailedNodes"] == {"last": REASON_NOT_ENOUGH_SPACE}

@@ -72,10 +72,11 @@ def storage(*extra: ClusterObject) -> ClusterObjects:
                    node("s2", storage_free="200Gi"), *extra)
 
 
-def csi(capacity: bool = True, maximum: str | None = None) -> ClusterObjects:
-    """A TopoLVM-like class whose driver reports 50Gi in zone a only."""
+def csi(capacity: bool = True, maximum: str | None = None, provisioner: str = "topolvm.io") -> ClusterObjects:
+    """A TopoLVM-like class whose driver reports 50Gi in zone a only (its nodes publish no
+    ``capacity.topolvm.io/`` annotation, so CSIStorageCapacity alone decides)."""
     return cluster(
-        storage_class("lvm", "topolvm.io"), csi_driver("topolvm.io", capacity),
+        storage_class("lvm", provisioner), csi_driver(provisioner, capacity),
         csi_capacity("cap-a", "lvm", {ZONE: "a"}, "50Gi", maximum), pvc("data", "40Gi", "lvm"),
         node("a1", labels={ZONE: "a"}), node("b1", labels={ZONE: "b"}),
     )
@@ -217,7 +218,8 @@ CASES = [
     pytest.param(csi(), pod("p", claims=["data"]), {"a1": None, "b1": NOT_ENOUGH}, id="csi-storage-capacity"),
     pytest.param(csi(maximum="30Gi"), pod("p", claims=["data"]), {"a1": NOT_ENOUGH, "b1": NOT_ENOUGH},
                  id="csi-maximum-volume-size"),
-    pytest.param(csi(capacity=False), pod("p", claims=["data"]), {"a1": None, "b1": None},
+    pytest.param(csi(capacity=False, provisioner="csi.example.com"), pod("p", claims=["data"]),
+                 {"a1": None, "b1": None},
                  id="csi-driver-without-storage-capacity"),
     # --- InterPodAffinity --------------------------------------------------------------------------------
     pytest.param(zoned(pod("db", node="n1", labels={"app": "db"})), pod("p", affinity=pod_affinity({"app": "db"})),

@@ -20,6 +20,7 @@ from tests.factories import (
 )
 
 DEVICE = "example.com/dev"
+POOL = "capacity.topolvm.io/nvme"
 
 
 def state(snap: ClusterSnapshot) -> dict[str, Any]:
@@ -36,6 +37,7 @@ def state(snap: ClusterSnapshot) -> dict[str, Any]:
         "ephemeral": snap.view(snap.free_ephemeral).tolist(),
         "pods": snap.view(snap.free_pods).tolist(),
         "local": snap.view(snap.free_local).tolist(),
+        "pool": snap.pool_free(POOL).tolist(),
         "enabled": snap.enabled_view().tolist(),
         "device": snap.extended_free(DEVICE).tolist(),
         "ports": {i: [p.ref for p in ps] for i, ps in snap.pods_with_ports.items() if ps},
@@ -45,7 +47,8 @@ def state(snap: ClusterSnapshot) -> dict[str, Any]:
 
 
 def base() -> ClusterSnapshot:
-    snap = ClusterSnapshot([node("n1", storage_free="100Gi"), node("n2", extended={DEVICE: "4"})])
+    snap = ClusterSnapshot([node("n1", storage_free="100Gi", annotations={POOL: str(50 * GiB)}),
+                            node("n2", extended={DEVICE: "4"})])
     orphans = snap.load_pods([pod("a", node="n1"), pod("b", node="n2", extended={DEVICE: "1"}, host_ports=[80])])
     assert orphans == []
     return snap
@@ -55,12 +58,13 @@ def test_revert_undoes_add_node_add_pod_and_disable() -> None:
     snap = base()
     before = state(snap)
     snap.fork()
-    idx = snap.add_node(node("t1", cpu="8"), [pod("ds", cpu="100m", node="t1")])
-    snap.add_pod(pod("p", cpu="2", host_ports=[80]), 0, local_bytes=10 * GiB)
+    idx = snap.add_node(node("t1", cpu="8", annotations={POOL: "garbage"}), [pod("ds", cpu="100m", node="t1")])
+    snap.add_pod(pod("p", cpu="2", host_ports=[80]), 0, local_bytes=10 * GiB, pools=[(POOL, 20 * GiB)])
     snap.add_pod(pod("q", extended={DEVICE: "2"}), 1)
     snap.disable_node(1)
     assert snap.count == 3 and snap.roles[idx] == "template"
     assert snap.free_cpu[idx] == 7900 and snap.free_local[0] == 90 * GiB
+    assert snap.pool_free(POOL).tolist() == [30 * GiB, -1, 0]  # n2 publishes nothing, t1 is malformed
     assert snap.extended_free(DEVICE)[1] == 1
     assert not snap.enabled[1]
     snap.revert()
@@ -166,6 +170,32 @@ def test_place_consumes_local_storage_and_revert_restores_it() -> None:
     assert snap.local_bytes_used(0, subject) == 0
 
 
+def test_pool_arrays_are_built_on_first_use_and_follow_new_nodes() -> None:
+    snap = base()
+    assert "capacity.topolvm.io/hdd" not in snap.pools
+    snap.fork()
+    snap.add_node(node("t1", annotations={"capacity.topolvm.io/hdd": str(GiB)}))
+    assert snap.pool_free("capacity.topolvm.io/hdd").tolist() == [-1, -1, GiB]
+    for i in range(40):  # growing the arrays keeps the pools
+        snap.add_node(node(f"g{i}", annotations={POOL: str(i)}))
+    assert snap.pool_free(POOL).tolist()[-3:] == [37, 38, 39]
+    snap.revert()
+    assert snap.pool_free("capacity.topolvm.io/hdd").tolist() == [-1, -1]
+
+
+def test_place_consumes_a_topolvm_pool_and_revert_restores_it() -> None:
+    w = world(cluster(storage_class("lvm", "topolvm.io", parameters={"topolvm.io/device-class": "nvme"}),
+                      storage_class(), pvc("a", "30Gi", "lvm"), pvc("b", "50Gi", "lvm"), pvc("r", "5Gi"),
+                      node("s1", storage_free="100Gi", annotations={POOL: str(90 * GiB)})))
+    snap, checker = w.snapshot, w.checker
+    subject = pod("p", claims=["a", "b", "r"])
+    snap.fork()
+    checker.place(subject, w.plan(subject), 0)
+    assert (snap.free_local[0], snap.pool_free(POOL)[0]) == (95 * GiB, 10 * GiB)
+    snap.revert()
+    assert (snap.free_local[0], snap.pool_free(POOL)[0]) == (100 * GiB, 90 * GiB)
+
+
 # --- property: any sequence of operations inside a fork is undone by revert ----------------------
 
 _node_op = st.tuples(st.just("node"), st.integers(1, 16), st.integers(1, 64), st.integers(1, 8),
@@ -189,13 +219,15 @@ def test_revert_restores_every_array_exactly(ops: list[tuple[Any, ...]]) -> None
             _, cpu, mem, pods, free, dev = op
             snap.add_node(node(f"t{serial}", str(cpu), f"{mem}Gi", pods,
                                storage_free=None if free is None else f"{free}Gi",
-                               extended={DEVICE: str(dev)} if dev else None))
+                               extended={DEVICE: str(dev)} if dev else None,
+                               annotations={POOL: str(free * GiB)} if free is not None and free % 2 else None))
         elif kind == "pod":
             _, where, cpu_m, mem, local, dev, ports, anti = op
             subject = pod(f"p{serial}", f"{cpu_m}m", f"{mem}Gi", extended={DEVICE: str(dev)} if dev else None,
                           host_ports=[80] if ports else (),
                           affinity=pod_affinity({"app": "x"}, anti=True) if anti else None)
-            snap.add_pod(subject, where % snap.count, local_bytes=local * GiB)
+            snap.add_pod(subject, where % snap.count, local_bytes=local * GiB,
+                         pools=[(POOL, local * GiB)] if local % 3 else ())
         elif kind == "disable":
             snap.disable_node(op[1] % snap.count)
         elif kind == "fork":
