@@ -8,15 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = [
-    "CA_DELETION_CANDIDATE_TAINT",
-    "CA_TO_BE_DELETED_TAINT",
-    "HOSTNAME_LABEL",
-    "SAFE_TO_EVICT",
-    "SAFE_TO_EVICT_LOCAL_VOLUMES",
-    "SCALE_DOWN_DISABLED",
-    "StorageNames",
-]
+__all__ = ["CA_DELETION_CANDIDATE_TAINT", "CA_TO_BE_DELETED_TAINT", "HOSTNAME_LABEL", "SAFE_TO_EVICT",
+           "SAFE_TO_EVICT_LOCAL_VOLUMES", "SCALE_DOWN_DISABLED", "TOPOLVM_CAPACITY_PREFIX", "StorageNames"]
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 CA_TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
@@ -26,6 +19,8 @@ SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 SAFE_TO_EVICT_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
+#: TopoLVM's node annotations of free bytes, one per device class (``capacity.topolvm.io/<class>``).
+TOPOLVM_CAPACITY_PREFIX = "capacity.topolvm.io/"
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from kube.model import UNBOUNDED_BYTES, CSIStorageCapacity, Node, StorageClass
+from kube.names import TOPOLVM_CAPACITY_PREFIX
 
 __all__ = [
     "NOT_PUBLISHED",
@@ -49,7 +50,7 @@ __all__ = [
 ]
 
 TOPOLVM_PROVISIONER = "topolvm.io"
-TOPOLVM_ANNOTATION_PREFIX = "capacity.topolvm.io/"
+TOPOLVM_ANNOTATION_PREFIX = TOPOLVM_CAPACITY_PREFIX
 TOPOLVM_DEVICE_CLASS_PARAMETER = "topolvm.io/device-class"
 TOPOLVM_DEFAULT_DEVICE_CLASS = "00default"
 #: The local provisioner's pool (the snapshot's ``free_local``).

@@ -8,7 +8,7 @@ from kube.convert.memo import Memo
 from kube.convert.pods import TAINT_EFFECTS
 from kube.convert.resources import resource_list
 from kube.model import Node, Taint
-from kube.names import SCALE_DOWN_DISABLED, StorageNames
+from kube.names import SCALE_DOWN_DISABLED, TOPOLVM_CAPACITY_PREFIX, StorageNames
 from kube.quantity import INT64_MAX
 
 __all__ = ["convert_node"]
@@ -16,7 +16,8 @@ __all__ = ["convert_node"]
 _EMPTY: dict[str, str] = {}
 
 
-def _int_label(value: str | None, what: str, node: str, warnings: list[str]) -> int | None:
+def _int_label(value: str | None, what: str, node: str, warnings: list[str],
+               meaning: str = "treated as absent") -> int | None:
     """The storage annotation/label as bytes. Per the storage semantics a value that is
     not an integer means "no capacity known" (the driver is not running there): a
     warning, not an error."""
@@ -25,7 +26,7 @@ def _int_label(value: str | None, what: str, node: str, warnings: list[str]) -> 
     text = value.strip()
     if text.isascii() and text.isdigit() and int(text) <= INT64_MAX:
         return int(text)
-    warnings.append(f"Node/{node}: {what} {describe(value)} is not an integer number of bytes; treated as absent")
+    warnings.append(f"Node/{node}: {what} {describe(value)} is not an integer number of bytes; {meaning}")
     return None
 
 
@@ -64,6 +65,10 @@ def convert_node(obj: Json, names: StorageNames, warnings: list[str], times: Mem
         if as_str(cond.get("type"), f"{f}.type") == "Ready":
             ready = as_str(cond.get("status"), f"{f}.status") == "True"
             ready_since = parse_time(cond.get("lastTransitionTime"), f"{f}.lastTransitionTime", times)
+    for key, value in annotations.items():
+        if key.startswith(TOPOLVM_CAPACITY_PREFIX):
+            # TopoLVM's free bytes per device class: a bad value means no capacity there.
+            _int_label(value, key, name, warnings, "treated as no capacity")
     return Node(
         name=name,
         labels=labels,

@@ -172,12 +172,17 @@ def test_control_characters_are_escaped(cli: Run, tmp_path: Path) -> None:
     assert "\x1b" not in err and "\\n" in err
 
 
-def test_non_integer_storage_annotation_is_zero_capacity_not_an_error(cli: Run, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("annotation", "meaning"), [
+    pytest.param("rok.arrikto.com/capacity", "treated as absent", id="rok"),
+    pytest.param("capacity.topolvm.io/ssd", "treated as no capacity", id="topolvm-device-class"),
+])
+def test_non_integer_storage_annotation_is_zero_capacity_not_an_error(cli: Run, tmp_path: Path, annotation: str,
+                                                                      meaning: str) -> None:
     objects = base()
-    find(objects, "Node")["metadata"]["annotations"]["rok.arrikto.com/capacity"] = "12GiB"
+    find(objects, "Node")["metadata"]["annotations"][annotation] = "12GiB"
     code, out, err = cli(["plan", write(tmp_path, dump(objects)), NOW_FLAG])
     assert code == 0, err
-    assert "not an integer number of bytes" in out
+    assert f"{annotation} '12GiB' is not an integer number of bytes; {meaning}" in out
 
 
 @pytest.mark.parametrize("list_kind", ["NodeList", "PodList", "List"])

@@ -45,7 +45,7 @@ LVM = storage_class("lvm", "topolvm.io")  # no parameter: TopoLVM's 00default
 
 def lvm_node(name: str, cpu_busy: bool = False, **annotations: str) -> list[ClusterObject]:
     """A node of the nvme group publishing ``capacity.topolvm.io/<key>`` for each keyword."""
-    out: list[ClusterObject] = [node(name, labels=NVME, storage_free="100Gi", storage_max="100Gi",
+    out: list[ClusterObject] = [node(name, labels=NVME, storage_free="100Gi", storage_max="100Gi", warns=True,
                                      annotations={f"capacity.topolvm.io/{k}": v for k, v in annotations.items()})]
     if cpu_busy:
         out.append(pod(f"busy-{name}", "4", "1Gi", node=name))

@@ -143,7 +143,9 @@ def test_a_pod_that_cannot_be_converted_protects_its_node(api: FakeAPIServer, cl
     bad = pod_json("bad", node="n1", pending=False)
     bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
     api.state.put(bad)
-    eventually(lambda: cluster.caches.informers["pods"].failed != {}, what="conversion failure")
+    # Nodes and pods arrive on separate watches: wait for both, in either order.
+    eventually(lambda: cluster.caches.informers["pods"].failed != {}
+               and len(cluster.list_objects().nodes) == 2, what="conversion failure and both nodes")
     objects = cluster.list_objects()
     assert [(n.name, n.scale_down_disabled) for n in objects.nodes] == [("n0", False), ("n1", True)]
     assert objects.pods == []

@@ -50,7 +50,8 @@ def random_cluster(rng: random.Random, pods: int, topolvm_publishes: bool = Fals
             value = rng.choice(TOPOLVM_VALUES)
             if value is not None:
                 annotations[f"capacity.topolvm.io/{device_class}"] = value
-        nodes.append(node(f"n{i}", labels={ZONE: rng.choice(ZONES)}, storage_free=free, annotations=annotations))
+        nodes.append(node(f"n{i}", labels={ZONE: rng.choice(ZONES)}, storage_free=free, annotations=annotations,
+                          warns=True))
     objects += nodes
     objects += [csi_capacity(f"cap-{z}", "net", {ZONE: z}, rng.choice(["20Gi", "200Gi"]),
                              rng.choice([None, "50Gi"])) for z in ZONES[:2]]

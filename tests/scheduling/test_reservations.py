@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import msgspec.structs
-
 import pytest
 
 from kube.model import ClusterObjects

@@ -34,7 +34,7 @@ CLASSES: list[ClusterObject] = [FAST, FAST2, SLOW, LVM, storage_class(), storage
 
 
 def lvm(name: str, zone: str = "a", rok: str | None = None, **device_classes: str) -> ClusterObject:
-    return node(name, labels={ZONE: zone}, storage_free=rok,
+    return node(name, labels={ZONE: zone}, storage_free=rok, warns=True,
                 annotations={f"capacity.topolvm.io/{k}": v for k, v in device_classes.items()})
 
 

@@ -58,7 +58,8 @@ def test_revert_undoes_add_node_add_pod_and_disable() -> None:
     snap = base()
     before = state(snap)
     snap.fork()
-    idx = snap.add_node(node("t1", cpu="8", annotations={POOL: "garbage"}), [pod("ds", cpu="100m", node="t1")])
+    idx = snap.add_node(node("t1", cpu="8", annotations={POOL: "garbage"}, warns=True),
+                        [pod("ds", cpu="100m", node="t1")])
     snap.add_pod(pod("p", cpu="2", host_ports=[80]), 0, local_bytes=10 * GiB, pools=[(POOL, 20 * GiB)])
     snap.add_pod(pod("q", extended={DEVICE: "2"}), 1)
     snap.disable_node(1)
