@@ -21,7 +21,7 @@ import yaml
 
 from kube.convert.errors import InputError
 
-__all__ = ["MAX_ALIAS_EXPANSION", "MAX_BYTES", "MAX_DEPTH", "check_yaml", "json_documents", "read_text",
+__all__ = ["MAX_ALIAS_EXPANSION", "MAX_BYTES", "MAX_DEPTH", "check_yaml", "json_documents", "read_bytes", "read_text",
            "yaml_documents"]
 
 #: Largest file read (a 5,000-node snapshot is about 90 MB of JSON).
@@ -33,6 +33,18 @@ MAX_ALIAS_EXPANSION = 1_000_000
 
 _CLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _NODE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
+
+
+def read_bytes(path: str, what: str = "") -> bytes:
+    """A file's bytes (not standard input); refuses more than ``MAX_BYTES``. UTF-8 is the reader's to check."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise InputError(what or path, "", "", f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise InputError(what or path, "", "", f"larger than the limit of {MAX_BYTES // 2**20} MiB")
+    return raw
 
 
 def read_text(path: str, what: str = "") -> str:

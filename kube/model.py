@@ -70,9 +70,11 @@ __all__ = [
 #: Free local bytes of a template about which nothing is known (thesis: MaxInt64).
 UNBOUNDED_BYTES = 2**63 - 1
 
-@dataclass(frozen=True, slots=True)
-class Resources:
-    """Amounts of each resource: cpu in millicores, the rest in whole units."""
+class Resources(msgspec.Struct, frozen=True, gc=False):
+    """Amounts of each resource: cpu in millicores, the rest in whole units.
+
+    A ``msgspec.Struct`` (as ``Pod``): one is built per distinct request of 150,000 pods.
+    """
 
     cpu: int = 0
     memory: int = 0

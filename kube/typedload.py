@@ -30,7 +30,7 @@ import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
 from kube.convert import Converter
-from kube.documents import read_text
+from kube.documents import read_bytes
 from kube.model import ClusterObjects
 from kube.names import StorageNames
 from kube.typedpods import PodDecoder
@@ -107,7 +107,9 @@ def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, pa
         elif type(kind) is not str:
             raise _Unsupported
         if kind == "Pod":
-            converter.add_pod(pods.decode(raw), path)
+            # Duplicates are looked for once at the end (``try_load``): a set of refs is
+            # cheaper than the converter's per-object bookkeeping.
+            converter.add_pod(pods.decode(raw), path, unique=False)
             continue
         if kind == "PersistentVolumeClaim":
             converter.add_claim(volumes.claim(raw)[0], path)
@@ -129,11 +131,13 @@ def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, pa
 def _add_file(path: str, converter: Converter) -> None:
     if path == "-" or path.endswith((".yaml", ".yml")):
         raise _Unsupported
-    text = read_text(path)
-    if not text.lstrip().startswith("{"):
+    # Bytes, not text: msgspec checks UTF-8 inside strings itself (and refuses it outside
+    # them as bad JSON), so decoding 90 MB to a str first would be done twice.
+    data = read_bytes(path)
+    if not data.lstrip().startswith(b"{"):
         raise _Unsupported
-    doc = _LIST.decode(text)
-    del text
+    doc = _LIST.decode(data)
+    del data
     kind = doc.kind
     if type(kind) is not str or not kind.endswith("List") or doc.items is UNSET:
         raise _Unsupported
@@ -155,4 +159,7 @@ def try_load(paths: Sequence[str], names: StorageNames) -> ClusterObjects | None
             _add_file(path, converter)
     except Exception:
         return None
+    pods = converter.objects.pods
+    if len({pod.ref for pod in pods}) != len(pods):
+        return None  # a pod twice: the ordinary path names it and the file it is in
     return converter.objects

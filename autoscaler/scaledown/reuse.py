@@ -156,10 +156,14 @@ def termination_flips(sim: LoopContext) -> tuple[float, ...]:
     (``--blocking-system-pod-distruption-timeout``, the ``System`` drain rule).
     """
     timeout = sim.options.scale_down.blocking_system_pod_disruption_seconds
-    flips = {p.deleted + p.grace_seconds + extra for pods in sim.pods_by_node.values()
-             for p in pods if p.deleted is not None for extra in (UTIL_EXTRA, DRAIN_EXTRA)}
-    flips.update(p.created + timeout for pods in sim.pods_by_node.values()
-                 for p in pods if p.namespace == SYSTEM_NAMESPACE and p.created is not None)
+    flips: set[float] = set()
+    for pods in sim.pods_by_node.values():
+        for p in pods:
+            if p.deleted is not None:
+                flips.add(p.deleted + p.grace_seconds + UTIL_EXTRA)
+                flips.add(p.deleted + p.grace_seconds + DRAIN_EXTRA)
+            if p.namespace == SYSTEM_NAMESPACE and p.created is not None:
+                flips.add(p.created + timeout)
     return tuple(sorted(flips))
 
 
