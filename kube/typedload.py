@@ -5,12 +5,12 @@ than the whole decision, and most of it (images, env, commands, managed fields,
 probes) is never read. Here the file is decoded into a list of raw items and each
 item's kind is peeked:
 
-* Pods, PersistentVolumes and PersistentVolumeClaims go straight from bytes to the
-  model (``kube.typedpods``, ``kube.typedvolumes``): typed Structs, nested values
-  converted once per distinct value by ``kube.convert``'s checked readers;
-* Nodes are decoded into a Struct of just the fields the node converter reads, turned
-  into the small dict of those fields and handed to the ``Converter``;
-* every other kind is decoded to dicts and handed to the ``Converter``.
+* Pods, Nodes, PersistentVolumes and PersistentVolumeClaims go straight from bytes to
+  the model (``kube.typedpods``, ``kube.typednodes``, ``kube.typedvolumes``): typed
+  Structs, nested values converted once per distinct value by ``kube.convert``'s
+  checked readers;
+* every other kind (a few per cent of a snapshot) is decoded to dicts and handed to the
+  ``Converter``.
 
 This path is an accelerator only, never a second source of truth: anything it cannot
 decode (a field of the wrong shape for a Struct, a document that is not a ``List``
@@ -33,6 +33,7 @@ from kube.convert import Converter
 from kube.documents import read_bytes
 from kube.model import ClusterObjects
 from kube.names import StorageNames
+from kube.typednodes import NodeDecoder
 from kube.typedpods import PodDecoder
 from kube.typedvolumes import VolumeDecoder
 
@@ -48,44 +49,9 @@ class _List(Struct):
     items: list[Raw] | UnsetType | None = UNSET
 
 
-class _Meta(Struct, omit_defaults=True):
-    name: Any = UNSET
-    namespace: Any = UNSET
-    uid: Any = UNSET
-    labels: Any = UNSET
-    annotations: Any = UNSET
-    ownerReferences: Any = UNSET  # noqa: N815 (the JSON field name)
-    creationTimestamp: Any = UNSET  # noqa: N815
-    deletionTimestamp: Any = UNSET  # noqa: N815
-
-
-class _NodeSpec(Struct, omit_defaults=True):
-    taints: Any = UNSET
-    unschedulable: Any = UNSET
-    providerID: Any = UNSET  # noqa: N815
-
-
-class _NodeStatus(Struct, omit_defaults=True):
-    capacity: Any = UNSET
-    allocatable: Any = UNSET
-    conditions: Any = UNSET
-
-
-class _Node(Struct, omit_defaults=True):
-    kind: Any = UNSET
-    apiVersion: Any = UNSET  # noqa: N815
-    metadata: _Meta | UnsetType | None = UNSET
-    spec: _NodeSpec | UnsetType | None = UNSET
-    status: _NodeStatus | UnsetType | None = UNSET
-
-
-_KINDS: dict[str, type[Struct]] = {
-    "Node": _Node,
-}
 _KIND = msgspec.json.Decoder(_Kind)
 _LIST = msgspec.json.Decoder(_List)
 _ANY = msgspec.json.Decoder()
-_DECODERS = {kind: msgspec.json.Decoder(struct) for kind, struct in _KINDS.items()}
 
 
 class _Unsupported(Exception):
@@ -93,9 +59,9 @@ class _Unsupported(Exception):
 
 
 def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, path: str) -> None:
-    to_builtins = msgspec.to_builtins
     pods = PodDecoder(converter.memos)
     volumes = VolumeDecoder(converter.memos)
+    nodes = NodeDecoder(converter.names, converter.memos)
     for i in range(len(items)):
         raw = items[i]
         items[i] = Raw()  # drop each raw slice as it is converted
@@ -114,16 +80,15 @@ def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, pa
         if kind == "PersistentVolumeClaim":
             converter.add_claim(volumes.claim(raw)[0], path)
             continue
+        if kind == "Node":
+            converter.add_node(nodes.decode(raw, converter.objects.warnings), path)
+            continue
         if kind == "PersistentVolume":
             converter.add_volume(*volumes.volume(raw), path)
             continue
-        decoder = _DECODERS.get(kind)
-        if decoder is None:
-            obj = _ANY.decode(raw)
-            if type(obj) is not dict or (kind.endswith("List") and "items" in obj):
-                raise _Unsupported
-        else:
-            obj = to_builtins(decoder.decode(raw))
+        obj = _ANY.decode(raw)
+        if type(obj) is not dict or (kind.endswith("List") and "items" in obj):
+            raise _Unsupported
         obj["kind"] = kind
         converter.add(obj, path)
 

@@ -24,7 +24,7 @@ from kube.convert.workloads import (
     convert_node_group,
     convert_pdb,
 )
-from kube.model import ClusterObjects, PersistentVolume, PersistentVolumeClaim, Pod
+from kube.model import ClusterObjects, Node, PersistentVolume, PersistentVolumeClaim, Pod
 from kube.names import PRIORITY_CONFIGMAP, StorageNames
 
 __all__ = ["Converter"]
@@ -106,6 +106,11 @@ class Converter:
         except FieldError as exc:
             raise InputError(source, f"Pod/{pod.namespace}/{pod.name}", exc.field, exc.message) from None
         self.objects.pods.append(pod)
+
+    def add_node(self, node: Node, source: str) -> None:
+        """A node converted elsewhere (``kube.typednodes``), checked for duplicates as ``add`` does."""
+        self._add_identity("Node", "", node.name, source)
+        self.objects.nodes.append(node)
 
     def add_claim(self, claim: PersistentVolumeClaim, source: str) -> None:
         """A claim converted elsewhere (``kube.typedvolumes``), checked for duplicates as ``add`` does."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kube.convert.errors import FieldError, Json
 from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of, parse_time, string_map
 from kube.convert.memo import Memo
@@ -11,7 +13,7 @@ from kube.model import Node, Taint
 from kube.names import SCALE_DOWN_DISABLED, TOPOLVM_CAPACITY_PREFIX, StorageNames
 from kube.quantity import INT64_MAX
 
-__all__ = ["convert_node"]
+__all__ = ["convert_node", "node_storage", "taints"]
 
 _EMPTY: dict[str, str] = {}
 
@@ -30,7 +32,8 @@ def _int_label(value: str | None, what: str, node: str, warnings: list[str],
     return None
 
 
-def _taints(raw: object) -> tuple[Taint, ...]:
+def taints(raw: object) -> tuple[Taint, ...]:
+    """``spec.taints``, each checked (a key, a known effect)."""
     out = []
     for i, t in enumerate(as_list(raw, "spec.taints")):
         f = f"spec.taints[{i}]"
@@ -44,6 +47,18 @@ def _taints(raw: object) -> tuple[Taint, ...]:
                                             f"(one of {', '.join(TAINT_EFFECTS)})")
         out.append(Taint(key, as_str(t.get("value"), f"{f}.value"), effect))
     return tuple(out)
+
+
+def node_storage(name: str, labels: Mapping[str, str], annotations: Mapping[str, str], names: StorageNames,
+                 warnings: list[str]) -> tuple[int | None, int | None]:
+    """The local provisioner's free and total bytes; a warning for each storage value that is no number."""
+    for key, value in annotations.items():
+        if key.startswith(TOPOLVM_CAPACITY_PREFIX):
+            # TopoLVM's free bytes per device class: a bad value means no capacity there.
+            _int_label(value, key, name, warnings, "treated as no capacity")
+    free = _int_label(annotations.get(names.capacity_annotation), names.capacity_annotation, name, warnings)
+    most = _int_label(labels.get(names.max_capacity_label), names.max_capacity_label, name, warnings)
+    return free, most
 
 
 def convert_node(obj: Json, names: StorageNames, warnings: list[str], times: Memo[str, float] | None = None) -> Node:
@@ -65,16 +80,13 @@ def convert_node(obj: Json, names: StorageNames, warnings: list[str], times: Mem
         if as_str(cond.get("type"), f"{f}.type") == "Ready":
             ready = as_str(cond.get("status"), f"{f}.status") == "True"
             ready_since = parse_time(cond.get("lastTransitionTime"), f"{f}.lastTransitionTime", times)
-    for key, value in annotations.items():
-        if key.startswith(TOPOLVM_CAPACITY_PREFIX):
-            # TopoLVM's free bytes per device class: a bad value means no capacity there.
-            _int_label(value, key, name, warnings, "treated as no capacity")
+    free, most = node_storage(name, labels, annotations, names, warnings)
     return Node(
         name=name,
         labels=labels,
         allocatable=allocatable,
         capacity=capacity,
-        taints=_taints(spec.get("taints")),
+        taints=taints(spec.get("taints")),
         unschedulable=as_bool(spec.get("unschedulable"), "spec.unschedulable"),
         ready=ready,
         ready_since=ready_since,
@@ -82,10 +94,8 @@ def convert_node(obj: Json, names: StorageNames, warnings: list[str], times: Mem
         deleting=meta.get("deletionTimestamp") is not None
         and parse_time(meta.get("deletionTimestamp"), "metadata.deletionTimestamp", times) is not None,
         provider_id=as_str(spec.get("providerID"), "spec.providerID"),
-        free_local_bytes=_int_label(annotations.get(names.capacity_annotation), names.capacity_annotation, name,
-                                    warnings),
-        max_local_bytes=_int_label(labels.get(names.max_capacity_label), names.max_capacity_label, name,
-                                   warnings),
+        free_local_bytes=free,
+        max_local_bytes=most,
         scale_down_disabled=annotations.get(SCALE_DOWN_DISABLED) == "true",  # exact, as upstream
         annotations=annotations,
     )

@@ -104,6 +104,18 @@ def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 def extra() -> list[Any]:
     """Objects with the fields the base snapshot leaves out (all read by the typed decoders)."""
     return [
+        {"apiVersion": "v1", "kind": "Node",
+         "metadata": {"name": "w9", "labels": {"rok.arrikto.com/max-instance-capacity": "lots"},
+                      "annotations": {"rok.arrikto.com/capacity": "12GiB", "capacity.topolvm.io/ssd": "x",
+                                      "cluster-autoscaler.kubernetes.io/scale-down-disabled": "true"},
+                      "creationTimestamp": "2026-05-01T00:00:00Z", "deletionTimestamp": "2026-05-02T00:00:00Z"},
+         "spec": {"providerID": "aws:///us-east-1a/i-9", "unschedulable": True,
+                  "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]},
+         "status": {"capacity": {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "1"},
+                    "allocatable": {"cpu": "7500m", "memory": "30Gi", "pods": "110"},
+                    "conditions": [{"type": "MemoryPressure", "status": "False"},
+                                   {"type": "Ready", "status": "True",
+                                    "lastTransitionTime": "2026-05-01T00:01:00Z"}]}},
         {"apiVersion": "v1", "kind": "PersistentVolume",
          "metadata": {"name": "pv-local", "labels": {"topology.kubernetes.io/zone": "a__b"},
                       "creationTimestamp": "2026-05-01T00:00:00Z"},
@@ -154,6 +166,7 @@ def objects_under_test() -> list[Any]:
 def test_extra_objects_take_the_typed_path(tmp_path: Path) -> None:
     result = assert_same([_as_json_list(objects_under_test(), tmp_path / "s.json")], typed=True)
     assert result is not None and len(result.volumes) == 3 and len(result.claims) == 2
+    assert len(result.warnings) == 3, result.warnings  # the node's three storage values that are no numbers
 
 
 def _mutations() -> list[Any]:

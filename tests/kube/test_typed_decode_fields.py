@@ -1,6 +1,6 @@
 """Tripwire: every key the pod, node, PV and claim converters read is declared by a typed decoder.
 
-``kube.typedload``, ``kube.typedpods`` and ``kube.typedvolumes`` decode Pods, Nodes, PVs
+``kube.typedload``, ``kube.typedpods``, ``kube.typednodes`` and ``kube.typedvolumes`` decode Pods, Nodes, PVs
 and claims into Structs that declare only the fields the
 converters read; a key the converters start reading that no Struct declares would be
 read as absent on the typed path, silently. This test lists the string keys the
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import msgspec
 
-from kube import typedload, typedpods, typedvolumes
+from kube import typedload, typednodes, typedpods, typedvolumes
 
 CONVERTERS = ("pods.py", "nodes.py", "resources.py")
 #: Functions of other converter modules that read a typed kind (PVs and claims).
@@ -70,7 +70,7 @@ def _read_keys() -> set[str]:
 
 def _declared() -> set[str]:
     fields: set[str] = set()
-    for module in (typedload, typedpods, typedvolumes):
+    for module in (typedload, typednodes, typedpods, typedvolumes):
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, msgspec.Struct):
                 fields.update(value.__struct_fields__)
