@@ -24,9 +24,9 @@ Pure: reads the loop's ``LoopContext`` and the memory kept between loops, return
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 
+import msgspec.structs
 import numpy as np
 
 from autoscaler.clusterstate import Readiness
@@ -36,6 +36,7 @@ from autoscaler.scaledown.eligibility import Candidate, GroupBudget, check_eligi
 from autoscaler.scaledown.reuse import (
     ALL,
     PassRecord,
+    Replay,
     Step,
     changed_nodes,
     pass_inputs,
@@ -54,6 +55,7 @@ from autoscaler.scaledown.types import (
 from autoscaler.selectors import guard_selector
 from kube.model import Pod
 from simulator.drainability import DrainContext, NodeDrain, PdbTracker, drain_node
+from simulator.volumes import VolumePlan
 
 __all__ = ["RemovalCandidate", "ScaleDownMemory", "ScaleDownPlan", "Unremovable", "plan_scale_down"]
 
@@ -156,18 +158,56 @@ class RemovalPass:
         self.dests = tuple(dests)
         return self._commit(cand, drain, placed, persist)
 
-    def replay(self, cand: Candidate, step: Step) -> RemovalCandidate:
-        """Redo a removal an earlier pass found, with its destinations (``replay.py`` says when it stands)."""
+    def replay(self, cand: Candidate, step: Step, changed: Sequence[int] = ()) -> RemovalCandidate | None:
+        """Redo a removal an earlier pass found, with its destinations (``reuse.Replay`` says when).
+
+        ``changed`` (sorted node indices): nodes whose inputs changed, some before a
+        destination. Each pod is then checked to fit none of them before its destination,
+        and its destination again if it changed: first fit would still choose the same
+        node, since every unchanged node is as the earlier pass saw it. None when a pod
+        would now go elsewhere (the snapshot is as before the call).
+        """
         old = step.verdict
         assert isinstance(old, RemovalCandidate)
-        snap = self.sim.snapshot
+        sim = self.sim
+        snap = sim.snapshot
         received = self._received.get(cand.name, [])
         moves = list(zip(_moving_order((*old.drain.to_move, *received)), step.dests, strict=True))
-        self._unapplied.append((snap.index[cand.name], moves))
-        self.ctx.pdbs.fork()
+        placed = [(pod, snap.nodes[dest].name) for pod, dest in moves]
         self.reach, self.dests = step.reach, step.dests
-        return self._commit(cand, old.drain, [(pod, snap.nodes[dest].name) for pod, dest in moves], persist=True,
-                            forked=False)
+        self.ctx.pdbs.fork()
+        if not changed:
+            self._unapplied.append((snap.index[cand.name], moves))
+            return self._commit(cand, old.drain, placed, persist=True, forked=False)
+        self._apply_replayed()
+        snap.fork()
+        snap.disable_node(snap.index[cand.name])
+        for pod, dest in moves:
+            plan = sim.volumes.plan(pod, unpinned=True)
+            if not self._still_first_fit(pod, plan, dest, changed):
+                snap.revert()
+                self.ctx.pdbs.revert()
+                return None
+            sim.checker.place(pod, plan, dest)
+        return self._commit(cand, old.drain, placed, persist=True)
+
+    def _still_first_fit(self, pod: Pod, plan: VolumePlan, dest: int, changed: Sequence[int]) -> bool:
+        """No changed node before ``dest`` takes ``pod`` now, and ``dest`` does if it changed."""
+        snap, checker = self.sim.snapshot, self.sim.checker
+        unbound = msgspec.structs.replace(pod, node_name="")  # rescheduled: spec.nodeName cleared
+        req = pod.requests
+        for idx in changed:
+            if idx > dest:
+                break
+            if idx == dest:
+                return bool(self.allowed[idx]) and checker.check(unbound, plan, idx) is None
+            # Resources first: a node without room is no destination, whatever the rest says.
+            if (not self.allowed[idx] or snap.free_pods[idx] < 1 or (req.cpu and snap.free_cpu[idx] < req.cpu)
+                    or (req.memory and snap.free_memory[idx] < req.memory)):
+                continue
+            if checker.check(unbound, plan, idx) is None:
+                return False
+        return True
 
     def _apply_replayed(self) -> None:
         """Put the replayed removals into the snapshot (journaled in the pass's fork)."""
@@ -228,8 +268,7 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
             changed = None if cluster_wide else changed_nodes(record, inputs, sim.now)
             replay = None
             if record is not None and record.steps is not None and changed is not None:
-                indices = {sim.snapshot.index[name] for name in changed}
-                replay = Replay(record.steps, indices, min(indices, default=ALL))
+                replay = Replay(record.steps, tuple(sorted(sim.snapshot.index[name] for name in changed)))
             sim.snapshot.fork()
             try:
                 removable, more, steps, replayed = _per_node_pass(sim, ordered, local_volumes, clock, replay)
@@ -251,31 +290,6 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Replay:
-    """The last pass's steps, and the snapshot indices of the nodes whose own inputs changed since."""
-
-    steps: tuple[Step, ...]
-    changed: set[int]
-    #: The lowest changed index: a step that looked no further than just before it stands.
-    first_changed: int
-
-    def stands(self, position: int, cand: Candidate, index: int | None) -> Step | None:
-        """The recorded step of the ``position``-th candidate, if its verdict is still this pass's.
-
-        It is when the same candidate stands at the same place, its node did not change,
-        and it looked no further into the node order than the first changed node: every
-        step before it stood too (the caller stops at the first that does not), so the
-        snapshot it saw, its PDB budgets and group budgets are what they were.
-        """
-        if position >= len(self.steps) or index is None or index in self.changed:
-            return None
-        step = self.steps[position]
-        if step.candidate != (cand.name, cand.group, cand.looks_empty):
-            return None
-        return step if step.reach < self.first_changed else None
-
-
 def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[str, list[str]],
                    clock: Callable[[], float], replay: Replay | None = None,
                    ) -> tuple[list[RemovalCandidate], list[Unremovable], tuple[Step, ...], int]:
@@ -289,7 +303,8 @@ def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: di
     replayed = 0
     for position, cand in enumerate(ordered):
         key = (cand.name, cand.group, cand.looks_empty)
-        old = replay.stands(position, cand, sim.snapshot.index.get(cand.name)) if replay is not None else None
+        old, verify = replay.stands(position, cand, sim.snapshot.index.get(cand.name)) if replay is not None \
+            else (None, ())
         if old is None:
             replay = None  # the first step that does not stand ends the replay
         if cand.name in local_volumes:
@@ -311,9 +326,15 @@ def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: di
             continue
         if old is not None and not old.simulated:
             old = replay = None  # decided before simulating then, simulated now: replay ends here
+        result: RemovalCandidate | Unremovable | None = None
         if old is not None and isinstance(old.verdict, RemovalCandidate):
-            result: RemovalCandidate | Unremovable = removal.replay(cand, old)
-            replayed += 1
+            result = removal.replay(cand, old, verify)
+            if result is None:
+                old = replay = None  # a pod would go elsewhere now: simulate from here on
+            else:
+                replayed += 1
+        if result is not None:
+            pass
         elif old is not None:
             result = old.verdict
             removal.reach, removal.dests = old.reach, old.dests

@@ -75,6 +75,32 @@ def _relabel_node(objects: ClusterObjects, rng: random.Random) -> ClusterObjects
     return dataclasses.replace(objects, nodes=nodes)
 
 
+def _any_nodes(objects: ClusterObjects, rng: random.Random, count: int = 5) -> set[str]:
+    return set(rng.sample([n.name for n in objects.nodes], count))
+
+
+def _shrink_pods_anywhere(objects: ClusterObjects, rng: random.Random) -> ClusterObjects:
+    """Room appears on nodes anywhere in the order: pods moved past them may now land there."""
+    targets = _any_nodes(objects, rng)
+    pods = [msgspec.structs.replace(p, requests=Resources(p.requests.cpu // 4, p.requests.memory // 4))
+            if p.node_name in targets else p for p in objects.pods]
+    return dataclasses.replace(objects, pods=pods)
+
+
+def _grow_pods_anywhere(objects: ClusterObjects, rng: random.Random) -> ClusterObjects:
+    """Room shrinks on nodes anywhere in the order: a destination may no longer fit."""
+    targets = _any_nodes(objects, rng)
+    pods = [msgspec.structs.replace(p, requests=Resources(p.requests.cpu + 300, p.requests.memory + 2**29))
+            if p.node_name in targets else p for p in objects.pods]
+    return dataclasses.replace(objects, pods=pods)
+
+
+def _add_pods_anywhere(objects: ClusterObjects, rng: random.Random) -> ClusterObjects:
+    extra = [msgspec.structs.replace(rng.choice([p for p in objects.pods if not p.claims]), name=f"any-{i}",
+                                     node_name=name) for i, name in enumerate(sorted(_any_nodes(objects, rng)))]
+    return dataclasses.replace(objects, pods=[*objects.pods, *extra])
+
+
 def _early_change(objects: ClusterObjects, rng: random.Random) -> ClusterObjects:
     first = objects.nodes[0].name
     pods = [msgspec.structs.replace(p, requests=Resources(p.requests.cpu + 1, p.requests.memory))
@@ -105,9 +131,12 @@ def _verdicts(decision: LoopDecision) -> tuple[Any, ...]:
     pytest.param(_add_pods, True, id="pods-added-on-late-nodes"),
     pytest.param(_relabel_node, True, id="late-node-relabelled"),
     pytest.param(_early_change, None, id="first-node-changed"),
+    pytest.param(_shrink_pods_anywhere, None, id="room-appears-anywhere"),
+    pytest.param(_grow_pods_anywhere, None, id="room-shrinks-anywhere"),
+    pytest.param(_add_pods_anywhere, None, id="pods-added-anywhere"),
     pytest.param(_new_claim, False, id="a-claim-appeared-not-per-node"),
 ])
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_replay_decides_as_a_fresh_pass(generated: ClusterObjects, change: Change, replays: bool | None,
                                         seed: int) -> None:
     first = _decide(generated, ScaleDownMemory(), NOW)
