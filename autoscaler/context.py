@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from autoscaler.clusterstate import ClusterState, NodeState, Readiness, build_cluster_state, snapshot_node
 from autoscaler.config import Options
+from autoscaler.podindex import PodIndex, index_pods
 from autoscaler.scaledown.local_volumes import pinned_local_volumes
 from autoscaler.templates import TemplateNode, build_templates, instantiate
 from cloudproviders.interface import CloudProvider
@@ -30,29 +31,7 @@ from simulator.snapshot import ClusterSnapshot
 from simulator.utilization import Utilization, node_utilization
 from simulator.volumes import VolumeIndex
 
-__all__ = ["LoopContext", "build_context"]
-
-
-@dataclass(frozen=True, slots=True)
-class PodIndex:
-    """The cluster's scheduled pods grouped per node, as one loop derived them from ``objects.pods``.
-
-    Read-only once built (the lists are shared with the next loop while ``pods`` is unchanged).
-    """
-
-    #: The pod list it was built from, and the expendable-priority cutoff it applied.
-    pods: list[Pod]
-    cutoff: int
-    #: Scheduled, non-terminal, non-expendable pods, in ``pods`` order.
-    scheduled: list[Pod]
-    by_node: dict[str, list[Pod]]
-    #: node -> summed (CPU, memory, ephemeral-storage) requests of its pods.
-    totals: dict[str, tuple[int, int, int]]
-    #: Scheduled pods with host ports, and with required anti-affinity, in ``pods`` order.
-    ports: list[Pod]
-    anti_affinity: list[Pod]
-    #: Nodes with a pod being deleted (their utilization and drain read the clock).
-    deleting: frozenset[str] = frozenset()
+__all__ = ["LoopContext", "PodIndex", "build_context", "index_pods"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,41 +93,6 @@ def shallow_copy(value: object) -> object:
 def _volume_inputs(objects: ClusterObjects) -> tuple[object, ...]:
     """What ``pinned_local_volumes`` reads besides the options (copied: kept for the next loop)."""
     return tuple(shallow_copy(v) for v in (objects.volumes, objects.claims, objects.storage_classes, objects.nodes))
-
-
-def index_pods(pods: list[Pod], cutoff: int, previous: ContextMemo | None = None) -> PodIndex:
-    """Group the scheduled pods per node (reused from ``previous`` while ``pods`` holds the same objects)."""
-    if previous is not None:
-        old = previous.pods
-        if old.cutoff == cutoff and _same_list(old.pods, pods):
-            return old
-    scheduled: list[Pod] = []
-    by_node: dict[str, list[Pod]] = {}
-    ports: list[Pod] = []
-    anti: list[Pod] = []
-    deleting: set[str] = set()
-    for pod in pods:
-        name = pod.node_name
-        if not name or pod.is_terminal or pod.priority < cutoff:  # expendable pods are not counted
-            continue
-        scheduled.append(pod)
-        on = by_node.get(name)
-        if on is None:
-            on = by_node[name] = []
-        on.append(pod)
-        sched = pod.scheduling
-        if sched.host_ports:
-            ports.append(pod)
-        if sched.anti_affinity:
-            anti.append(pod)
-        if pod.deleted is not None:
-            deleting.add(name)
-    totals: dict[str, tuple[int, int, int]] = {}
-    for name, on in by_node.items():
-        reqs = [p.requests for p in on]
-        totals[name] = (sum(r.cpu for r in reqs), sum(r.memory for r in reqs), sum(r.ephemeral_storage for r in reqs))
-    # A copy: the caller's list may be refilled in place before the next loop compares it.
-    return PodIndex(list(pods), cutoff, scheduled, by_node, totals, ports, anti, frozenset(deleting))
 
 
 @dataclass(slots=True)
@@ -244,7 +188,8 @@ def build_context(objects: ClusterObjects, provider: CloudProvider, options: Opt
         if group is not None:
             group_of[node.name] = group.name
     state = build_cluster_state(objects.nodes, groups, group_of, options, now)
-    index = index_pods(objects.pods, options.scale_up.expendable_priority_cutoff, previous)
+    index = index_pods(objects.pods, options.scale_up.expendable_priority_cutoff,
+                       previous.pods if previous is not None else None)
     pods_by_node = index.by_node
     in_snapshot = [s for s in state.nodes if s.readiness is not Readiness.NOT_STARTED]
     snapshot = ClusterSnapshot(snapshot_node(s) for s in in_snapshot)

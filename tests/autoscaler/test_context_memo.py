@@ -91,5 +91,6 @@ def test_a_node_with_a_pod_being_deleted_is_not_kept() -> None:
 
 def test_pods_are_regrouped_when_the_cutoff_changes() -> None:
     index = index_pods(BASE.pods, -10)
-    assert index_pods(list(BASE.pods), -10, _context(BASE).memo()) is not index
+    memo = _context(BASE).memo()
+    assert index_pods(list(BASE.pods), -10, memo.pods if memo is not None else None) is not index
     assert index_pods(BASE.pods, 0).scheduled == index.scheduled
