@@ -106,9 +106,11 @@ class RemovalPass:
         self._received: dict[str, list[Pod]] = {}
         #: pod ref -> the destinations map of the removal that first moved it (kept current).
         self._moved_by: dict[str, dict[str, str]] = {}
-        #: The last ``try_remove``'s reach and destinations (``reuse.Step``).
+        #: The last ``try_remove``'s reach, destinations, failed pod and pod-constraint dependence (``reuse.Step``).
         self.reach = -1
         self.dests: tuple[int, ...] = ()
+        self.failed = -1
+        self.elsewhere = False
         #: Replayed removals not yet applied to the snapshot: (node index, [(pod, destination)]).
         #: Only a simulation reads the snapshot, so they wait until one is needed (or forever,
         #: when every candidate's verdict stands).
@@ -123,7 +125,7 @@ class RemovalPass:
         sim = self.sim
         snap, checker = sim.snapshot, sim.checker
         self._apply_replayed()
-        self.reach, self.dests = -1, ()
+        self.reach, self.dests, self.failed, self.elsewhere = -1, (), -1, False
         drain = drain_node(self.ctx, sim.pods_by_node.get(cand.name, ()))
         if drain.blocked is not None:
             return Unremovable(cand.name, UnremovableReason.BLOCKED_BY_POD, _describe_block(drain))
@@ -142,12 +144,12 @@ class RemovalPass:
             # would only fit the node it is leaving); the checker does so without a copy.
             moving = pod
             if pod.scheduling.has_pod_constraints or snap.anti_affinity_pods:
-                self.reach = ALL  # where it fits depends on pods on other nodes too
+                self.reach, self.elsewhere = ALL, True  # where it fits depends on pods on other nodes too
             dest = checker.find_node(moving, plan, self.allowed, moving=True)
             if dest is None:
                 snap.revert()
                 self.ctx.pdbs.revert()
-                self.reach = ALL
+                self.reach, self.dests, self.failed = ALL, tuple(dests), len(dests)
                 return Unremovable(cand.name, UnremovableReason.NO_PLACE_TO_MOVE_PODS,
                                    f"no place to move pod {pod.ref}")
             # First fit: the answer depends on the nodes up to the one chosen, no further.
@@ -174,7 +176,7 @@ class RemovalPass:
         received = self._received.get(cand.name, [])
         moves = list(zip(_moving_order((*old.drain.to_move, *received)), step.dests, strict=True))
         placed = [(pod, snap.nodes[dest].name) for pod, dest in moves]
-        self.reach, self.dests = step.reach, step.dests
+        self.reach, self.dests, self.failed, self.elsewhere = step.reach, step.dests, -1, False
         self.ctx.pdbs.fork()
         if not changed:
             self._unapplied.append((snap.index[cand.name], moves))
@@ -182,14 +184,54 @@ class RemovalPass:
         self._apply_replayed()
         snap.fork()
         snap.disable_node(snap.index[cand.name])
+        if not self._moves_stand(moves, changed):
+            snap.revert()
+            self.ctx.pdbs.revert()
+            return None
+        return self._commit(cand, old.drain, placed, persist=True)
+
+    def replay_failure(self, cand: Candidate, step: Step, changed: Sequence[int]) -> Unremovable | None:
+        """Confirm a "no place to move pod" verdict of an earlier pass, or None when a pod may fit now.
+
+        The pods moved before the failing one must still land where they did (as in
+        ``replay``), and the failing pod must fit none of the changed nodes: it fit no
+        unchanged node then, and those are as they were. The snapshot is left as it was.
+        """
+        old = step.verdict
+        assert isinstance(old, Unremovable)
+        sim = self.sim
+        snap = sim.snapshot
+        pods = sim.pods_by_node.get(cand.name, ())
+        received = self._received.get(cand.name, [])
+        order = _moving_order((*drain_node(self.ctx, pods).to_move, *received))
+        if step.failed >= len(order):
+            return None
+        self._apply_replayed()
+        snap.fork()
+        snap.disable_node(snap.index[cand.name])
+        try:
+            if not self._moves_stand(list(zip(order, step.dests, strict=False)), changed):
+                return None
+            failing = order[step.failed]
+            if not self._fits_none(failing, sim.volumes.plan(failing, unpinned=True), changed):
+                return None
+        finally:
+            snap.revert()
+        self.reach, self.dests, self.failed, self.elsewhere = step.reach, step.dests, step.failed, False
+        return old
+
+    def _moves_stand(self, moves: list[tuple[Pod, int]], changed: Sequence[int]) -> bool:
+        """Place each pod on its recorded destination if first fit would still choose it (False if not)."""
+        sim = self.sim
         for pod, dest in moves:
             plan = sim.volumes.plan(pod, unpinned=True)
             if not self._still_first_fit(pod, plan, dest, changed):
-                snap.revert()
-                self.ctx.pdbs.revert()
-                return None
+                return False
             sim.checker.place(pod, plan, dest)
-        return self._commit(cand, old.drain, placed, persist=True)
+        return True
+
+    def _fits_none(self, pod: Pod, plan: VolumePlan, changed: Sequence[int]) -> bool:
+        return self._still_first_fit(pod, plan, ALL, changed)
 
     def _still_first_fit(self, pod: Pod, plan: VolumePlan, dest: int, changed: Sequence[int]) -> bool:
         """No changed node before ``dest`` takes ``pod`` now, and ``dest`` does if it changed."""
@@ -327,7 +369,13 @@ def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: di
         if old is not None and not old.simulated:
             old = replay = None  # decided before simulating then, simulated now: replay ends here
         result: RemovalCandidate | Unremovable | None = None
-        if old is not None and isinstance(old.verdict, RemovalCandidate):
+        if old is not None and verify and isinstance(old.verdict, Unremovable):
+            result = removal.replay_failure(cand, old, verify)
+            if result is None:
+                old = replay = None  # a pod may find a place now: simulate from here on
+            else:
+                replayed += 1
+        elif old is not None and isinstance(old.verdict, RemovalCandidate):
             result = removal.replay(cand, old, verify)
             if result is None:
                 old = replay = None  # a pod would go elsewhere now: simulate from here on
@@ -337,11 +385,13 @@ def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: di
             pass
         elif old is not None:
             result = old.verdict
-            removal.reach, removal.dests = old.reach, old.dests
+            removal.reach, removal.dests, removal.failed, removal.elsewhere = (old.reach, old.dests, old.failed,
+                                                                               old.elsewhere)
             replayed += 1
         else:
             result = removal.try_remove(cand)
-        steps.append(Step(key, result, removal.reach, removal.dests))
+        steps.append(Step(key, result, removal.reach, removal.dests, failed=removal.failed,
+                          elsewhere=removal.elsewhere))
         if isinstance(result, Unremovable):
             unremovable.append(result)
         else:

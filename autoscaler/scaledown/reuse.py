@@ -109,6 +109,10 @@ class Step:
     dests: tuple[int, ...] = ()
     #: Whether the verdict came from simulating the removal (not local volumes, a budget, the time limit).
     simulated: bool = True
+    #: The moving pod (its index in moving order) that found no place; -1 when none failed.
+    failed: int = -1
+    #: Whether a placement depended on pods on other nodes (affinity, spread, anti-affinity anywhere).
+    elsewhere: bool = False
 
 
 #: ``Step.reach`` of a verdict that depends on every node.
@@ -132,8 +136,9 @@ class Replay:
         not), so the unchanged nodes, its PDB budgets and group budgets are as they were.
         It stands as it is when it looked no further into the node order than the first
         changed node. A removal that looked further is replayed with checks of the changed
-        nodes up to its destinations (``RemovalPass.replay``); any other verdict that
-        looked further, or at every node, does not stand.
+        nodes up to its destinations (``RemovalPass.replay``), and a pod that found no
+        place with checks of every changed node (``RemovalPass.replay_failure``), unless a
+        placement depended on pods on other nodes; any other verdict does not stand.
         """
         none: tuple[Step | None, tuple[int, ...]] = (None, ())
         if position >= len(self.steps) or index is None or index in self.changed:
@@ -143,8 +148,10 @@ class Replay:
             return none
         if not self.changed or step.reach < self.changed[0]:
             return step, ()
-        if step.reach != ALL and step.simulated and isinstance(step.verdict, RemovalCandidate):
-            return step, self.changed
+        if not step.simulated or step.elsewhere:
+            return none
+        if isinstance(step.verdict, RemovalCandidate) or step.failed >= 0:
+            return step, self.changed  # replayed with checks of the changed nodes
         return none
 
 
