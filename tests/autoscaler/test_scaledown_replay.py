@@ -27,7 +27,8 @@ from cloudproviders.snapshot import SnapshotProvider
 from kube.load import load_snapshot
 from kube.model import ClusterObjects, Resources
 from kube.names import StorageNames
-from tests.factories import NOW, options
+from tests.autoscaler.scaledown_helpers import group, scaled_cluster
+from tests.factories import NOW, node, options, pod
 
 ROOT = Path(__file__).resolve().parents[2]
 FLAGS = ("--scale-down-unneeded-time=2m",)
@@ -156,3 +157,41 @@ def test_replay_decides_as_a_fresh_pass(generated: ClusterObjects, change: Chang
     reference = fresh.scale_down.last_pass
     assert kept.steps is not None and reference is not None and reference.steps is not None
     assert [s.verdict for s in kept.steps] == [s.verdict for s in reference.steps]
+
+
+# --- a verdict of "no place to move pod", confirmed or overturned ---------------------------------
+
+def _no_place_cluster(busy_pod_cpu: str) -> ClusterObjects:
+    """``a-big`` (16 cores) runs a 7-core pod no other node can take while ``m-busy`` is busy;
+    ``c1`` and ``c2`` run small pods that fit ``z-room``. ``m-busy`` comes between them in the node order."""
+    rs = ("ReplicaSet", "rs")
+    return scaled_cluster(
+        node("a-big", "16", "64Gi"), pod("wide", "7", "1Gi", "a-big", owner=rs),
+        node("c1", "4", "8Gi"), pod("small-1", "1", "1Gi", "c1", owner=rs),
+        node("c2", "4", "8Gi"), pod("small-2", "1", "1Gi", "c2", owner=rs),
+        node("m-busy", "16", "64Gi"), pod("hog", busy_pod_cpu, "1Gi", "m-busy", owner=rs),
+        node("z-room", "8", "32Gi"), pod("resident", "5", "1Gi", "z-room", owner=rs),
+        group("ng", "a-big", "c1", "c2", "m-busy", "z-room"),
+    )
+
+
+@pytest.mark.parametrize(("busy_after", "stands"), [
+    pytest.param("14", True, id="still-no-room-the-verdict-stands"),
+    pytest.param("1", False, id="room-appears-the-pod-now-fits"),
+])
+def test_a_failed_drain_is_confirmed_against_the_changed_nodes(busy_after: str, stands: bool) -> None:
+    before = _no_place_cluster("15")
+    first = _decide(before, ScaleDownMemory(), NOW)
+    record = first.scale_down.last_pass
+    assert record is not None and record.steps is not None
+    assert record.steps[0].candidate[0] == "a-big" and record.steps[0].failed == 0
+    after = _no_place_cluster(busy_after)
+    memory = ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since, last_pass=record)
+    second = _decide(after, memory, NOW + 10)
+    fresh = _decide(after, ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since), NOW + 10)
+    assert _verdicts(second) == _verdicts(fresh)
+    kept = second.scale_down.last_pass
+    assert kept is not None and kept.steps is not None
+    assert ("a-big" in second.scale_down.unneeded) is not stands
+    if stands:
+        assert kept.replayed >= 1, "the failed drain was confirmed, not simulated again"
