@@ -33,10 +33,10 @@ from autoscaler.clusterstate import Readiness
 from autoscaler.config import ScaleDownMode
 from autoscaler.context import LoopContext
 from autoscaler.scaledown.eligibility import Candidate, GroupBudget, check_eligibility
+from autoscaler.scaledown.replay import Replay
 from autoscaler.scaledown.reuse import (
     ALL,
     PassRecord,
-    Replay,
     Step,
     changed_nodes,
     pass_inputs,
@@ -310,7 +310,7 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
             changed = None if cluster_wide else changed_nodes(record, inputs, sim.now)
             replay = None
             if record is not None and record.steps is not None and changed is not None:
-                replay = Replay(record.steps, tuple(sorted(sim.snapshot.index[name] for name in changed)))
+                replay = Replay(record.steps, {sim.snapshot.index[name] for name in changed})
             sim.snapshot.fork()
             try:
                 removable, more, steps, replayed = _per_node_pass(sim, ordered, local_volumes, clock, replay)
@@ -332,6 +332,22 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     )
 
 
+def _replayed(removal: RemovalPass, replay: Replay | None, old: Step | None, cand: Candidate,
+              index: int | None) -> RemovalCandidate | Unremovable | None:
+    """The candidate's recorded verdict, if it stands or its checks pass (``replay.py``); None: simulate it."""
+    if replay is None or old is None or index is None:
+        return None
+    checks = replay.checks(old, index)
+    if checks is None:
+        return None
+    if isinstance(old.verdict, RemovalCandidate):
+        return removal.replay(cand, old, checks)
+    if checks:
+        return removal.replay_failure(cand, old, checks)
+    removal.reach, removal.dests, removal.failed, removal.elsewhere = old.reach, old.dests, old.failed, old.elsewhere
+    return old.verdict
+
+
 def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[str, list[str]],
                    clock: Callable[[], float], replay: Replay | None = None,
                    ) -> tuple[list[RemovalCandidate], list[Unremovable], tuple[Step, ...], int]:
@@ -345,51 +361,31 @@ def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: di
     replayed = 0
     for position, cand in enumerate(ordered):
         key = (cand.name, cand.group, cand.looks_empty)
-        old, verify = replay.stands(position, cand, sim.snapshot.index.get(cand.name)) if replay is not None \
-            else (None, ())
+        old = replay.step(position, cand) if replay is not None else None
         if old is None:
-            replay = None  # the first step that does not stand ends the replay
+            replay = None  # another candidate here: the rest is simulated
+        decided: Unremovable | None = None
         if cand.name in local_volumes:
             pvs = local_volumes[cand.name]
-            kept = Unremovable(cand.name, UnremovableReason.NODE_HAS_LOCAL_VOLUMES,
-                               "holds local volume(s) that cannot be migrated: " + ", ".join(sorted(pvs)))
-            steps.append(Step(key, kept, -1, simulated=False))
-            unremovable.append(kept)
+            decided = Unremovable(cand.name, UnremovableReason.NODE_HAS_LOCAL_VOLUMES,
+                                  "holds local volume(s) that cannot be migrated: " + ", ".join(sorted(pvs)))
+        else:
+            decided = budget.blocked(cand)
+        if decided is None and clock() > deadline:
+            decided = Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR, SIMULATION_TIMED_OUT)
+        if decided is not None:
+            if old is not None and isinstance(old.verdict, RemovalCandidate):
+                replay = None  # it was removed in the last pass, and committed its pods: the state differs
+            steps.append(Step(key, decided, ALL if decided.detail == SIMULATION_TIMED_OUT else -1, simulated=False))
+            unremovable.append(decided)
             continue
-        limit = budget.blocked(cand)
-        if limit is not None:
-            steps.append(Step(key, limit, -1, simulated=False))
-            unremovable.append(limit)
-            continue
-        if clock() > deadline:
-            timed_out = Unremovable(cand.name, UnremovableReason.UNEXPECTED_ERROR, SIMULATION_TIMED_OUT)
-            steps.append(Step(key, timed_out, ALL, simulated=False))
-            unremovable.append(timed_out)
-            continue
-        if old is not None and not old.simulated:
-            old = replay = None  # decided before simulating then, simulated now: replay ends here
-        result: RemovalCandidate | Unremovable | None = None
-        if old is not None and verify and isinstance(old.verdict, Unremovable):
-            result = removal.replay_failure(cand, old, verify)
-            if result is None:
-                old = replay = None  # a pod may find a place now: simulate from here on
-            else:
-                replayed += 1
-        elif old is not None and isinstance(old.verdict, RemovalCandidate):
-            result = removal.replay(cand, old, verify)
-            if result is None:
-                old = replay = None  # a pod would go elsewhere now: simulate from here on
-            else:
-                replayed += 1
+        result = _replayed(removal, replay, old, cand, sim.snapshot.index.get(cand.name))
         if result is not None:
-            pass
-        elif old is not None:
-            result = old.verdict
-            removal.reach, removal.dests, removal.failed, removal.elsewhere = (old.reach, old.dests, old.failed,
-                                                                               old.elsewhere)
             replayed += 1
         else:
             result = removal.try_remove(cand)
+            if replay is not None and old is not None and not replay.absorb(old, result, removal.dests):
+                replay = None  # the new verdict left the pass in another state: simulate the rest
         steps.append(Step(key, result, removal.reach, removal.dests, failed=removal.failed,
                           elsewhere=removal.elsewhere))
         if isinstance(result, Unremovable):

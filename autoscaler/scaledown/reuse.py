@@ -39,7 +39,7 @@ from simulator.drainability.rules import LONG_TERMINATING_EXTRA_SECONDS as DRAIN
 from simulator.drainability.rules import SYSTEM_NAMESPACE
 from simulator.utilization import LONG_TERMINATING_EXTRA_SECONDS as UTIL_EXTRA
 
-__all__ = ["ALL", "PassInputs", "PassRecord", "Replay", "Step", "changed_nodes", "pass_inputs", "reusable", "same"]
+__all__ = ["ALL", "PassInputs", "PassRecord", "Step", "changed_nodes", "pass_inputs", "reusable", "same"]
 
 #: ClusterObjects fields the removal pass does not read (the pass is unaffected by them). Of the
 #: pods it reads the scheduled ones (``LoopContext.pods_by_node``, the snapshot), kept in
@@ -117,42 +117,6 @@ class Step:
 
 #: ``Step.reach`` of a verdict that depends on every node.
 ALL = 2**62
-
-
-@dataclass(frozen=True, slots=True)
-class Replay:
-    """The last pass's steps, and the snapshot indices of the nodes whose own inputs changed since."""
-
-    steps: tuple[Step, ...]
-    #: Changed node indices, sorted.
-    changed: tuple[int, ...]
-
-    def stands(self, position: int, cand: Candidate, index: int | None) -> tuple[Step | None, tuple[int, ...]]:
-        """The recorded step of the ``position``-th candidate if its verdict may still be this pass's,
-        and the changed nodes its replay must check (none: it stands as it is).
-
-        It may when the same candidate stands at the same place and its node did not
-        change: every step before it stood too (the caller stops at the first that does
-        not), so the unchanged nodes, its PDB budgets and group budgets are as they were.
-        It stands as it is when it looked no further into the node order than the first
-        changed node. A removal that looked further is replayed with checks of the changed
-        nodes up to its destinations (``RemovalPass.replay``), and a pod that found no
-        place with checks of every changed node (``RemovalPass.replay_failure``), unless a
-        placement depended on pods on other nodes; any other verdict does not stand.
-        """
-        none: tuple[Step | None, tuple[int, ...]] = (None, ())
-        if position >= len(self.steps) or index is None or index in self.changed:
-            return none
-        step = self.steps[position]
-        if step.candidate != (cand.name, cand.group, cand.looks_empty):
-            return none
-        if not self.changed or step.reach < self.changed[0]:
-            return step, ()
-        if not step.simulated or step.elsewhere:
-            return none
-        if isinstance(step.verdict, RemovalCandidate) or step.failed >= 0:
-            return step, self.changed  # replayed with checks of the changed nodes
-        return none
 
 
 #: The ClusterObjects fields in ``PassInputs.objects``, in order.
