@@ -220,6 +220,11 @@ class RemovalPass:
         self.reach, self.dests, self.failed, self.elsewhere = step.reach, step.dests, step.failed, False
         return old
 
+    def same_budgets(self, a: Pod, b: Pod) -> bool:
+        """Whether the same PDBs match ``a`` and ``b`` (an update of one pod that spends the same budgets)."""
+        pdbs = self.ctx.pdbs
+        return [id(p) for p in pdbs.matching(a)] == [id(p) for p in pdbs.matching(b)]
+
     def _moves_stand(self, moves: list[tuple[Pod, int]], changed: Sequence[int]) -> bool:
         """Place each pod on its recorded destination if first fit would still choose it (False if not)."""
         sim = self.sim
@@ -384,7 +389,8 @@ def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: di
             replayed += 1
         else:
             result = removal.try_remove(cand)
-            if replay is not None and old is not None and not replay.absorb(old, result, removal.dests):
+            if replay is not None and old is not None and not replay.absorb(old, result, removal.dests,
+                                                                             removal.same_budgets):
                 replay = None  # the new verdict left the pass in another state: simulate the rest
         steps.append(Step(key, result, removal.reach, removal.dests, failed=removal.failed,
                           elsewhere=removal.elsewhere))

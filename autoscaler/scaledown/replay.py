@@ -12,8 +12,8 @@ steps are walked in order with the set of *changed* node indices:
   node is as the last pass saw it, so first fit would decide the same;
 * any other candidate is simulated again, and the walk goes on when the new verdict
   leaves the pass's shared state as the old one did (``absorb``): both unremovable
-  (nothing was committed), or both removable moving pods that match the same PDBs (the
-  same budgets spent). The nodes its old and new pods landed on join the changed set.
+  (nothing was committed), or both removable moving the same pods, each matched by the
+  same PDBs as before (the same budgets spent). The nodes its old and new pods landed on join the changed set.
   Otherwise the walk ends and the rest of the pass is simulated.
 
 Steps whose placement depended on pods on other nodes (affinity, spread) are never
@@ -23,9 +23,12 @@ is not replayed at all (``PassInputs.per_node``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from autoscaler.scaledown.eligibility import Candidate
 from autoscaler.scaledown.reuse import Step
 from autoscaler.scaledown.types import RemovalCandidate, Unremovable
+from kube.model import Pod
 
 __all__ = ["Replay"]
 
@@ -57,16 +60,20 @@ class Replay:
             return self.changed
         return None
 
-    def absorb(self, old: Step, new: RemovalCandidate | Unremovable, new_dests: tuple[int, ...]) -> bool:
-        """Whether the walk may go on after simulating a candidate again (see the module's docstring)."""
+    def absorb(self, old: Step, new: RemovalCandidate | Unremovable, new_dests: tuple[int, ...],
+               same_budgets: Callable[[Pod, Pod], bool]) -> bool:
+        """Whether the walk may go on after simulating a candidate again (see the module's docstring).
+
+        ``same_budgets(a, b)``: pods ``a`` and ``b`` are matched by the same PDBs.
+        """
         if isinstance(old.verdict, Unremovable):
             return isinstance(new, Unremovable)
         if isinstance(new, Unremovable):
             return False
         before, after = old.verdict.drain.to_move, new.drain.to_move
         if len(before) != len(after) or any(
-                a.ref != b.ref or a.labels != b.labels for a, b in zip(before, after, strict=True)):
-            return False  # other pods, or pods another PDB may match: other budgets spent
+                a.ref != b.ref or not same_budgets(a, b) for a, b in zip(before, after, strict=True)):
+            return False  # other pods, or pods of other PDBs: other budgets spent
         grown = self._changed | set(old.dests) | set(new_dests)
         if len(grown) != len(self._changed):
             self._changed = grown

@@ -27,7 +27,7 @@ from cloudproviders.snapshot import SnapshotProvider
 from kube.load import load_snapshot
 from kube.model import ClusterObjects, Resources
 from kube.names import StorageNames
-from tests.autoscaler.scaledown_helpers import group, scaled_cluster
+from tests.autoscaler.scaledown_helpers import group, pdb, scaled_cluster
 from tests.factories import NOW, node, options, pod
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -195,3 +195,41 @@ def test_a_failed_drain_is_confirmed_against_the_changed_nodes(busy_after: str, 
     assert ("a-big" in second.scale_down.unneeded) is not stands
     if stands:
         assert kept.replayed >= 1, "the failed drain was confirmed, not simulated again"
+
+
+# --- a pod updated on a candidate's own node: simulated again, and the walk goes on or ends -------------
+
+def _pdb_cluster(web_labels: dict[str, str]) -> ClusterObjects:
+    """Candidates c1..c3 each run one pod; a PDB allows one disruption of ``app=web`` pods.
+
+    ``c1``'s pod is ``web`` or not (its labels); ``c2``'s pod is always ``web``. When ``c1``'s pod
+    spends the budget, ``c2`` cannot be drained in the same pass.
+    """
+    rs = ("ReplicaSet", "rs")
+    return scaled_cluster(
+        node("c1", "4", "8Gi"), pod("one", "1", "1Gi", "c1", owner=rs, labels=web_labels),
+        node("c2", "4", "8Gi"), pod("two", "1", "1Gi", "c2", owner=rs, labels={"app": "web"}),
+        node("c3", "4", "8Gi"), pod("three", "1", "1Gi", "c3", owner=rs),
+        node("z-room", "16", "64Gi"), pod("resident", "9", "1Gi", "z-room", owner=rs),
+        group("ng", "c1", "c2", "c3", "z-room"),
+        pdbs=[pdb("web", {"app": "web"}, 1)],
+    )
+
+
+@pytest.mark.parametrize(("before", "after", "goes_on"), [
+    pytest.param({"app": "web", "v": "1"}, {"app": "web", "v": "2"}, True, id="same-pdbs-the-walk-goes-on"),
+    pytest.param({"app": "web"}, {"app": "api"}, False, id="left-the-pdb-the-walk-ends"),
+    pytest.param({"app": "api"}, {"app": "web"}, False, id="joined-the-pdb-the-walk-ends"),
+])
+def test_a_pod_updated_on_a_candidate(before: dict[str, str], after: dict[str, str], goes_on: bool) -> None:
+    first = _decide(_pdb_cluster(before), ScaleDownMemory(), NOW)
+    record = first.scale_down.last_pass
+    assert record is not None and record.steps is not None
+    changed = _pdb_cluster(after)
+    memory = ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since, last_pass=record)
+    second = _decide(changed, memory, NOW + 10)
+    fresh = _decide(changed, ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since), NOW + 10)
+    assert _verdicts(second) == _verdicts(fresh)
+    kept = second.scale_down.last_pass
+    assert kept is not None
+    assert (kept.replayed > 0) is goes_on
