@@ -15,7 +15,8 @@ Pure: reads the loop's ``LoopContext`` and the memory kept between loops, return
    moved onto a node move again if that node goes too. PDB budgets are spent
    across the pass.
    The pass is kept in the plan (``last_pass``); the next loop reuses its verdicts
-   while nothing the pass reads has changed (``reuse.py``).
+   while nothing the pass reads has changed (``reuse.py``), or replays those that
+   still stand when only some nodes changed (``replay.py``).
 3. Deletion (``deletion.py``): cooldowns, unneeded/unready time, then empty nodes in
    bulk within ``--max-scale-down-parallelism`` and at most ``--max-drain-parallelism``
    drained nodes.

@@ -8,9 +8,10 @@ the options, the ordered candidates and the nodes holding pinned local volumes, 
 ``now``, which it reads only to tell long-terminating pods (a pod's deletion time plus
 its grace period plus a margin). ``PassInputs`` captures all of it; when this loop's
 inputs match the last recorded ones, the last verdicts are this loop's verdicts, and
-the pass is not run. A candidate's verdict depends on the placements committed for the
-candidates before it and on every node that could be a destination, so the pass is
-reused whole or run again whole.
+the pass is not run. When only per-node inputs changed (``changed_nodes``), the
+verdicts that still stand are replayed and the rest simulated (``replay.py``); each
+candidate's ``Step`` records what that needs: how far into the node order it looked,
+where its pods landed, which pod found no place.
 
 "Matches" is identity first: the live adapter's caches and the emulator keep the same
 frozen object while it is unchanged, so comparing 300,000 pods is one pass of ``is``
