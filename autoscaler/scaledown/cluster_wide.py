@@ -100,7 +100,7 @@ def _over_thresholds(cpu: float, cpu_capacity: float, memory: float, memory_capa
 
 def plan_cluster_wide(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[str, list[str]],
                       clock: Callable[[], float]) -> tuple[list[RemovalCandidate], list[Unremovable]]:
-    from autoscaler.scaledown.planner import RemovalPass
+    from autoscaler.scaledown.removal import RemovalPass
 
     sd = sim.options.scale_down
     t_cpu, t_mem = sd.cluster_cpu_threshold, sd.cluster_memory_threshold
