@@ -287,25 +287,26 @@ class StorageFilter:
 
     def prioritize(self, pod: Pod, candidates: Iterable[str], reserved: IntArray,
                    reserved_pools: Mapping[str, IntArray] | None = None) -> list[tuple[str, int]]:
-        """Tightest fit first: the node whose free local bytes the pod's claims fill most scores
-        ``MAX_EXTENDER_PRIORITY``, the loosest 0, so big disks stay free for big claims. Pods
-        without claims of the local provisioner's pool, and nodes that cannot hold them, score
-        0 (neutral): the other pools (TopoLVM) filter but do not score."""
+        """Tightest fit first: the node whose free bytes the pod's claims fill most scores
+        ``MAX_EXTENDER_PRIORITY``, the loosest 0, so big disks stay free for big claims.
+
+        The bytes left over are summed over every pool the pod draws from on that node
+        (the local provisioner's and each TopoLVM device class's); a pool the node does
+        not publish (CSIStorageCapacity decides there) is not counted. Pods without local
+        claims, and nodes that cannot hold them, score 0 (neutral)."""
         subject, plan = self.plan(pod)
         names = list(candidates)
-        if plan.trivial or plan.error is not None or not (plan.local_bytes or plan.static):
+        if plan.trivial or plan.error is not None or not (plan.local_bytes or plan.static or plan.pools):
             return [(name, 0) for name in names]
         snap = self.snapshot
         leftover: dict[str, float] = {}
         with _Held(snap, reserved, reserved_pools):
             for name in names:
                 idx = snap.index.get(name)
-                if idx is None:
-                    continue
-                need = self.checker.local_bytes_on(subject, plan, idx)
-                free = int(snap.free_local[idx])
-                if need and free >= need:
-                    leftover[name] = float(free - need)
+                if idx is not None:
+                    left = _left_over(snap, *self.checker.demand_on(subject, plan, idx), idx)
+                    if left is not None:
+                        leftover[name] = left
         if not leftover:
             return [(name, 0) for name in names]
         low, high = min(leftover.values()), max(leftover.values())
@@ -322,6 +323,27 @@ class StorageFilter:
         return scores
 
 
+def _left_over(snap: ClusterSnapshot, local: int, pools: Sequence[tuple[str, int]], idx: int) -> float | None:
+    """Free bytes left on node ``idx`` after the pod's claims, over the pools it draws from; None when
+    a pool cannot hold them or the pod provisions nothing there."""
+    left, counted = 0, False
+    if local:
+        free = int(snap.free_local[idx])
+        if free < local:
+            return None
+        left, counted = free - local, True
+    for pool, need in pools:
+        if not need:
+            continue
+        free = int(snap.pool_free(pool)[idx])
+        if free < 0:
+            continue  # not published on this node: CSIStorageCapacity decides, no bytes to compare
+        if free < need:
+            return None
+        left, counted = left + free - need, True
+    return float(left) if counted else None
+
+
 class _Held:
     """Subtract reserved bytes from the snapshot's free capacity, every pool, for one call."""
 
@@ -335,11 +357,16 @@ class _Held:
     def __enter__(self) -> None:
         if self.active:
             self.snapshot.free_local[: len(self.reserved)] -= self.reserved
+        self._saved: dict[str, IntArray] = {}
         for pool, held in self.pools.items():
-            self.snapshot.pool_free(pool)[: len(held)] -= held
+            free = self.snapshot.pool_free(pool)[: len(held)]
+            self._saved[pool] = free.copy()
+            # A pool's negative value means "not published here" (CSIStorageCapacity decides):
+            # held bytes lower a published value to zero at most, never into that meaning.
+            free[:] = np.where(free >= 0, np.maximum(free - held, 0), free)
 
     def __exit__(self, *exc: object) -> None:
         if self.active:
             self.snapshot.free_local[: len(self.reserved)] += self.reserved
-        for pool, held in self.pools.items():
-            self.snapshot.pool_free(pool)[: len(held)] += held
+        for pool, saved in self._saved.items():
+            self.snapshot.pool_free(pool)[: len(saved)] = saved

@@ -85,3 +85,35 @@ def test_reservation_holds_the_device_class_only() -> None:
         assert extender.book.get("uid-default-a") is None
     assert (first["NodeNames"], second["NodeNames"], other["NodeNames"]) == (["last"], [], ["last"])
     assert second["FailedNodes"] == {"last": REASON_NOT_ENOUGH_SPACE}
+
+
+def test_prioritize_scores_the_tightest_device_class_fit() -> None:
+    """Claims of a TopoLVM device class: the node their bytes fill most scores 10, the loosest 0."""
+    objects = cluster(pooled("tight", "0", 70, 0), pooled("mid", "0", 200, 0), pooled("loose", "0", 900, 0),
+                      pooled("short", "0", 50, 0), FAST, SLOW, pvc("f1", "30Gi", "fast"), pvc("f2", "30Gi", "fast"))
+    names = ["tight", "mid", "loose", "short"]
+    with extender_at(objects) as (client, _, _):
+        scores = client.post("/prioritize", extender_args(pod_json("p", claims=["f1", "f2"]), names=names))
+    by_host = {s["Host"]: s["Score"] for s in scores}
+    assert by_host["tight"] == 10
+    assert by_host["loose"] == 0
+    assert 0 < by_host["mid"] < 10
+    assert by_host["short"] == 0, "a node that cannot hold the claims is neutral"
+
+
+def test_a_reservation_past_a_published_value_is_no_capacity_not_unpublished() -> None:
+    """Held bytes beyond a node's published free bytes leave zero, not the "not published" mark
+    (which would hand the decision to CSIStorageCapacity objects that may still show room)."""
+    def lvm(free_gib: int) -> Node:
+        return node("n1", labels={ZONE: "a"}, annotations={"capacity.topolvm.io/nvme": str(free_gib * GiB)})
+
+    objects = cluster(lvm(100), FAST, csi_driver("topolvm.io"), csi_capacity("nvme-a", "fast", {ZONE: "a"}, "1Ti"),
+                      pvc("a", "80Gi", "fast"), pvc("b", "10Gi", "fast"))
+    with extender_at(objects) as (client, _, view):
+        first = client.post("/filter", extender_args(pod_json("a", claims=["a"]), names=["n1"]))
+        # Something else used 40Gi meanwhile: 60Gi published, 80Gi still held for pod a.
+        objects.nodes = [lvm(60)]
+        view.set(objects, nodes_changed=True)
+        second = client.post("/filter", extender_args(pod_json("b", claims=["b"]), names=["n1"]))
+    assert first["NodeNames"] == ["n1"]
+    assert second["NodeNames"] == [] and second["FailedNodes"] == {"n1": REASON_NOT_ENOUGH_SPACE}
