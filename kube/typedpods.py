@@ -24,11 +24,9 @@ import msgspec
 from msgspec import Raw, Struct
 
 from kube.convert.fields import INT32_MAX, as_int, parse_time
-from kube.convert.fields import cpu as parse_cpu
-from kube.convert.fields import qty as parse_qty
 from kube.convert.memo import Memo, Memos
 from kube.convert.pods import DAEMONSET_POD_ANNOTATION, controller_ref, pod_scheduling, pod_volumes
-from kube.convert.resources import pod_requests
+from kube.convert.resources import cpu_memory_requests, pod_requests
 from kube.model import EMPTY_SCHEDULING, OwnerRef, Pod, PodScheduling, Resources, VolumeSource
 from kube.names import MIRROR_ANNOTATION, SAFE_TO_EVICT, SAFE_TO_EVICT_LOCAL_VOLUMES
 
@@ -246,13 +244,7 @@ class PodDecoder:
             if not res.limits and requests is not None and len(requests) == 2:
                 cpu, memory = requests.get("cpu"), requests.get("memory")
                 if cpu is not None and memory is not None:
-                    memo = self.memos.requests
-                    cached = memo.get((cpu, memory))
-                    if cached is None:
-                        cached = memo.put((cpu, memory), Resources(
-                            parse_cpu(cpu, "spec.containers[0].resources.requests.cpu"),
-                            parse_qty(memory, "spec.containers[0].resources.requests.memory")))
-                    return cached
+                    return cpu_memory_requests(cpu, memory, "spec.containers[0]", self.memos.requests)
         key = (tuple(_resources_key(c.resources) for c in containers),
                tuple((_resources_key(c.resources), c.restartPolicy) for c in spec.initContainers or ()),
                bytes(spec.overhead))

@@ -11,7 +11,7 @@ from kube.convert.fields import qty as _qty
 from kube.convert.memo import Memo
 from kube.model import Resources
 
-__all__ = ["pod_requests", "resource_list"]
+__all__ = ["cpu_memory_requests", "pod_requests", "resource_list"]
 
 
 def resource_list(raw: object, field: str) -> Resources:
@@ -103,19 +103,27 @@ def _container_requests(container: object, field: str, memo: Memo[tuple[Any, ...
     if not requests:
         return Resources()
     if len(requests) <= 2 and "cpu" in requests and "memory" in requests:
-        cpu, memory = requests["cpu"], requests["memory"]
-        # Only strings are memoized: 1 == 1.0 == True as dict keys, but not as quantities.
-        key = (cpu, memory) if type(cpu) is str and type(memory) is str else None
-        cached = memo.get(key) if memo is not None and key is not None else None
-        if cached is None:
-            cached = Resources(
-                _cpu(cpu, f"{field}.resources.requests.cpu"),
-                _qty(memory, f"{field}.resources.requests.memory"),
-            )
-            if memo is not None and key is not None:
-                memo.put(key, cached)
-        return cached
+        return cpu_memory_requests(requests["cpu"], requests["memory"], field, memo)
     return resource_list(requests, f"{field}.resources.requests")
+
+
+def cpu_memory_requests(cpu: object, memory: object, field: str,
+                        memo: Memo[tuple[Any, ...], Resources] | None) -> Resources:
+    """A container asking for cpu and memory only (most do), remembered per pair of strings.
+
+    ``field`` is the container's path (``spec.containers[0]``). Only strings are memoized:
+    ``1 == 1.0 == True`` as dict keys, but not as quantities.
+    """
+    key = (cpu, memory) if type(cpu) is str and type(memory) is str else None
+    cached = memo.get(key) if memo is not None and key is not None else None
+    if cached is None:
+        cached = Resources(
+            _cpu(cpu, f"{field}.resources.requests.cpu"),
+            _qty(memory, f"{field}.resources.requests.memory"),
+        )
+        if memo is not None and key is not None:
+            memo.put(key, cached)
+    return cached
 
 
 def pod_requests(spec: Json, memo: Memo[tuple[Any, ...], Resources] | None = None) -> Resources:
