@@ -19,19 +19,17 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from kube.convert.errors import FieldError
-from kube.convert.fields import as_map, describe, parse_time, qty
+from kube.convert.fields import as_map, parse_time, qty
 from kube.convert.memo import Memo, Memos
 from kube.convert.resources import resource_list
 from kube.convert.selectors import node_selector
-from kube.convert.storage import ACCESS_MODES, SELECTED_NODE_ANNOTATION, zone_labels
+from kube.convert.storage import RECLAIM_POLICIES, SELECTED_NODE_ANNOTATION, access_modes, zone_labels
 from kube.model import NodeSelector, PersistentVolume, PersistentVolumeClaim
 
 __all__ = ["VolumeDecoder"]
 
 _ABSENT = Raw()
 _decode_any = msgspec.json.Decoder().decode
-_POLICIES = ("Retain", "Delete", "Recycle")
 
 
 class _Decline(Exception):
@@ -103,13 +101,6 @@ class _Volume(Struct, frozen=True):
 _NO_CLAIM_SPEC, _NO_VOLUME_SPEC, _NO_STATUS = _ClaimSpec(), _VolumeSpec(), _Status()
 
 
-def _access_modes(modes: tuple[str, ...] | None) -> tuple[str, ...]:
-    for i, mode in enumerate(modes or ()):
-        if mode not in ACCESS_MODES:
-            raise FieldError(f"spec.accessModes[{i}]", f"unknown access mode {describe(mode)}")
-    return modes or ()
-
-
 class VolumeDecoder:
     """JSON PVs and PVCs into the model, with the identity checks ``Converter._unique`` makes."""
 
@@ -151,7 +142,7 @@ class VolumeDecoder:
             qty(storage, "spec.resources.requests.storage") if storage is not None else 0,
             spec.volumeName or "",
             (doc.status or _NO_STATUS).phase or "Pending",
-            _access_modes(spec.accessModes),
+            access_modes(None if spec.accessModes is None else list(spec.accessModes)),
             controller_uid,
             (meta.annotations or {}).get(SELECTED_NODE_ANNOTATION, ""),
         ), meta.namespace or ""
@@ -163,7 +154,7 @@ class VolumeDecoder:
         spec = doc.spec or _NO_VOLUME_SPEC
         storage = (spec.capacity or {}).get("storage")
         policy = spec.persistentVolumeReclaimPolicy
-        if policy is not None and policy not in _POLICIES:
+        if policy is not None and policy not in RECLAIM_POLICIES:
             raise _Decline
         if spec.csi is not UNSET:
             driver = (spec.csi.driver if spec.csi is not None else None) or ""
@@ -182,7 +173,7 @@ class VolumeDecoder:
             self._affinity(spec.nodeAffinity),
             claim,
             (doc.status or _NO_STATUS).phase or "Available",
-            _access_modes(spec.accessModes),
+            access_modes(None if spec.accessModes is None else list(spec.accessModes)),
             driver,
             zone_labels(meta.labels or {}),
         ), meta.namespace or ""

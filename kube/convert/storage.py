@@ -22,8 +22,9 @@ from kube.model import (
     StorageClass,
 )
 
-__all__ = ["ACCESS_MODES", "SELECTED_NODE_ANNOTATION", "ZONE_LABELS", "convert_csi_capacity", "convert_csi_driver",
-           "convert_csi_node", "convert_pv", "convert_pvc", "convert_storage_class", "zone_labels"]
+__all__ = ["ACCESS_MODES", "RECLAIM_POLICIES", "SELECTED_NODE_ANNOTATION", "ZONE_LABELS", "access_modes",
+           "convert_csi_capacity", "convert_csi_driver", "convert_csi_node", "convert_pv", "convert_pvc",
+           "convert_storage_class", "zone_labels"]
 
 #: Set by kube-scheduler's volume binder on a WaitForFirstConsumer claim when it picks a
 #: node (``AnnSelectedNode`` in k8s.io/component-helpers/storage/volume/pv_helpers.go, written
@@ -31,11 +32,17 @@ __all__ = ["ACCESS_MODES", "SELECTED_NODE_ANNOTATION", "ZONE_LABELS", "convert_c
 SELECTED_NODE_ANNOTATION = "volume.kubernetes.io/selected-node"
 
 ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
+RECLAIM_POLICIES = ("Retain", "Delete", "Recycle")
 
 
 def _access_modes(spec: Json) -> tuple[str, ...]:
+    return access_modes(spec.get("accessModes"))
+
+
+def access_modes(raw: object) -> tuple[str, ...]:
+    """``spec.accessModes``: each one of the modes the API knows."""
     out = []
-    for i, mode in enumerate(as_list(spec.get("accessModes"), "spec.accessModes")):
+    for i, mode in enumerate(as_list(raw, "spec.accessModes")):
         mode = as_str(mode, f"spec.accessModes[{i}]")
         if mode not in ACCESS_MODES:
             raise FieldError(f"spec.accessModes[{i}]", f"unknown access mode {describe(mode)} "
@@ -78,7 +85,7 @@ def convert_pv(obj: Json) -> PersistentVolume:
     storage = as_map(spec.get("capacity"), "spec.capacity").get("storage")
     ref = spec.get("claimRef")
     policy = as_str(spec.get("persistentVolumeReclaimPolicy"), "spec.persistentVolumeReclaimPolicy", "Retain")
-    if policy not in ("Retain", "Delete", "Recycle"):
+    if policy not in RECLAIM_POLICIES:
         raise FieldError("spec.persistentVolumeReclaimPolicy", f"unknown policy {describe(policy)} "
                                                                "(Retain, Delete or Recycle)")
     if "csi" in spec:
