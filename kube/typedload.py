@@ -73,9 +73,7 @@ def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, pa
         elif type(kind) is not str:
             raise _Unsupported
         if kind == "Pod":
-            # Duplicates are looked for once at the end (``try_load``): a set of refs is
-            # cheaper than the converter's per-object bookkeeping.
-            converter.add_pod(pods.decode(raw), path, unique=False)
+            converter.add_pod(pods.decode(raw))  # duplicates: looked for once, at the end (``try_load``)
             continue
         if kind == "PersistentVolumeClaim":
             converter.add_claim(volumes.claim(raw)[0], path)

@@ -12,8 +12,6 @@ input through the dict path, which names the file, object and field; a result eq
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 from msgspec import Raw, Struct
 
@@ -23,16 +21,11 @@ from kube.convert.nodes import node_storage, taints
 from kube.convert.resources import resource_list
 from kube.model import Node, Resources, Taint
 from kube.names import SCALE_DOWN_DISABLED, StorageNames
+from kube.rawfields import ABSENT, Declined, decode_any, raw_value
 
 __all__ = ["NodeDecoder"]
 
-_ABSENT = Raw()
 _EMPTY: dict[str, str] = {}
-_decode_any = msgspec.json.Decoder().decode
-
-
-class _Decline(Exception):
-    """This node needs the dict path."""
 
 
 class _Meta(Struct, frozen=True):
@@ -44,7 +37,7 @@ class _Meta(Struct, frozen=True):
 
 
 class _Spec(Struct, frozen=True):
-    taints: Raw = _ABSENT
+    taints: Raw = ABSENT
     unschedulable: bool | None = None
     providerID: str | None = None  # noqa: N815
 
@@ -56,8 +49,8 @@ class _Condition(Struct, frozen=True):
 
 
 class _Status(Struct, frozen=True):
-    capacity: Raw = _ABSENT
-    allocatable: Raw = _ABSENT
+    capacity: Raw = ABSENT
+    allocatable: Raw = ABSENT
     conditions: tuple[_Condition, ...] | None = None
 
 
@@ -68,10 +61,6 @@ class _Node(Struct, frozen=True):
     metadata: _Meta | None = None
     spec: _Spec | None = None
     status: _Status | None = None
-
-
-def _value(raw: Raw) -> Any:
-    return _decode_any(raw) if len(raw) else None
 
 
 class NodeDecoder:
@@ -90,12 +79,12 @@ class NodeDecoder:
         meta, spec, status = doc.metadata or _NO_META, doc.spec or _NO_SPEC, doc.status or _NO_STATUS
         name = meta.name
         if not name:
-            raise _Decline  # the dict path's "metadata.name: required"
+            raise Declined  # the dict path's "metadata.name: required"
         labels = meta.labels or {}
         annotations = meta.annotations or _EMPTY
         capacity = self._resource_list(status.capacity, "status.capacity")
         allocatable = capacity
-        if len(status.allocatable) and _decode_any(status.allocatable) not in (None, {}):
+        if len(status.allocatable) and decode_any(status.allocatable) not in (None, {}):
             allocatable = self._resource_list(status.allocatable, "status.allocatable")
         ready, ready_since = False, None
         times = self.memos.times
@@ -127,7 +116,7 @@ class NodeDecoder:
         key = (field, bytes(raw))
         cached = self._resources.get(key)
         if cached is None:
-            cached = self._resources.put(key, resource_list(_value(raw), field))
+            cached = self._resources.put(key, resource_list(raw_value(raw), field))
         return cached
 
     def _node_taints(self, raw: Raw) -> tuple[Taint, ...]:
@@ -136,5 +125,5 @@ class NodeDecoder:
         key = bytes(raw)
         cached = self._taints.get(key)
         if cached is None:
-            cached = self._taints.put(key, taints(_value(raw)))
+            cached = self._taints.put(key, taints(raw_value(raw)))
         return cached

@@ -9,7 +9,7 @@ each distinct value is converted once, by the checked readers of ``kube.convert`
 and remembered in a bounded table keyed by its bytes: replicas of one workload cost a
 few dictionary lookups and the ``Pod`` itself.
 
-Anything unusual raises (``msgspec.ValidationError``, ``FieldError``, ``_Decline``)
+Anything unusual raises (``msgspec.ValidationError``, ``FieldError``, ``Declined``)
 and the caller reads the input again through the ordinary dict path, whose one-line
 error names the file, object and field; a result from here equals what
 ``kube.convert.convert_pod`` makes of the same object (the differential tests in
@@ -29,20 +29,14 @@ from kube.convert.pods import DAEMONSET_POD_ANNOTATION, controller_ref, pod_sche
 from kube.convert.resources import cpu_memory_requests, pod_requests
 from kube.model import EMPTY_SCHEDULING, OwnerRef, Pod, PodScheduling, Resources, VolumeSource
 from kube.names import MIRROR_ANNOTATION, SAFE_TO_EVICT, SAFE_TO_EVICT_LOCAL_VOLUMES
+from kube.rawfields import ABSENT, Declined, decode_any, raw_value
 
 __all__ = ["PodDecoder"]
 
-#: An absent nested field (``len`` 0); an explicit ``null`` is ``Raw(b"null")``.
-_ABSENT = Raw()
 _EMPTY: dict[str, str] = {}
 _NO_NAMES: frozenset[str] = frozenset()
-_decode_any = msgspec.json.Decoder().decode
 _NO_REQUESTS = Resources()
 _NO_VOLUMES: tuple[tuple[str, ...], tuple[tuple[str, VolumeSource], ...], frozenset[str]] = ((), (), _NO_NAMES)
-
-
-class _Decline(Exception):
-    """This pod needs the ordinary path (which names the problem, if there is one)."""
 
 
 class _Meta(Struct, frozen=True):
@@ -51,7 +45,7 @@ class _Meta(Struct, frozen=True):
     uid: str | None = None
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
-    ownerReferences: Raw = _ABSENT  # noqa: N815 (the API's field names)
+    ownerReferences: Raw = ABSENT  # noqa: N815 (the API's field names)
     creationTimestamp: str | None = None  # noqa: N815
     deletionTimestamp: str | None = None  # noqa: N815
 
@@ -67,19 +61,19 @@ class _Container(Struct, frozen=True):
     name: str | None = None
     image: str | None = None
     resources: _Resources | None = None
-    ports: Raw = _ABSENT
+    ports: Raw = ABSENT
     restartPolicy: str | None = None  # noqa: N815
 
 
 class _Spec(Struct, frozen=True):
     containers: tuple[_Container, ...] | None = None
     initContainers: tuple[_Container, ...] | None = None  # noqa: N815
-    overhead: Raw = _ABSENT
-    nodeSelector: Raw = _ABSENT  # noqa: N815
-    affinity: Raw = _ABSENT
-    tolerations: Raw = _ABSENT
-    topologySpreadConstraints: Raw = _ABSENT  # noqa: N815
-    volumes: Raw = _ABSENT
+    overhead: Raw = ABSENT
+    nodeSelector: Raw = ABSENT  # noqa: N815
+    affinity: Raw = ABSENT
+    tolerations: Raw = ABSENT
+    topologySpreadConstraints: Raw = ABSENT  # noqa: N815
+    volumes: Raw = ABSENT
     priority: int | None = None
     terminationGracePeriodSeconds: int | None = None  # noqa: N815
     nodeName: str | None = None  # noqa: N815
@@ -106,14 +100,9 @@ class _Pod(Struct, frozen=True):
     status: _Status | None = _NO_STATUS
 
 
-def _value(raw: Raw) -> Any:
-    """A nested field as the dict path sees it (absent and ``null`` are both None)."""
-    return _decode_any(raw) if len(raw) else None
-
-
 def _container(c: _Container) -> dict[str, Any]:
     resources = None if c.resources is None else msgspec.to_builtins(c.resources)
-    return {"name": c.name, "image": c.image, "resources": resources, "ports": _value(c.ports),
+    return {"name": c.name, "image": c.image, "resources": resources, "ports": raw_value(c.ports),
             "restartPolicy": c.restartPolicy}
 
 
@@ -122,13 +111,13 @@ def _spec_dict(spec: _Spec, scheduling: bool) -> dict[str, Any]:
     out: dict[str, Any] = {
         "containers": None if spec.containers is None else [_container(c) for c in spec.containers],
         "initContainers": None if spec.initContainers is None else [_container(c) for c in spec.initContainers],
-        "overhead": _value(spec.overhead),
+        "overhead": raw_value(spec.overhead),
     }
     if scheduling:
-        out["nodeSelector"] = _value(spec.nodeSelector)
-        out["affinity"] = _value(spec.affinity)
-        out["tolerations"] = _value(spec.tolerations)
-        out["topologySpreadConstraints"] = _value(spec.topologySpreadConstraints)
+        out["nodeSelector"] = raw_value(spec.nodeSelector)
+        out["affinity"] = raw_value(spec.affinity)
+        out["tolerations"] = raw_value(spec.tolerations)
+        out["topologySpreadConstraints"] = raw_value(spec.topologySpreadConstraints)
     return out
 
 
@@ -164,7 +153,7 @@ class PodDecoder:
         meta, spec, status = doc.metadata or _NO_META, doc.spec or _NO_SPEC, doc.status or _NO_STATUS
         name = meta.name
         if not name:
-            raise _Decline  # the dict path's "metadata.name: required"
+            raise Declined  # the dict path's "metadata.name: required"
         namespace = meta.namespace or "default"
         labels = meta.labels or _EMPTY
         annotations = meta.annotations or _EMPTY
@@ -216,7 +205,7 @@ class PodDecoder:
         try:
             return self._owners[key]
         except KeyError:
-            owner = controller_ref({"ownerReferences": _decode_any(raw)}, self.memos)
+            owner = controller_ref({"ownerReferences": decode_any(raw)}, self.memos)
             return self._owners.put(key, owner)
 
     def _pod_volumes(self, raw: Raw, pod_name: str
@@ -227,7 +216,7 @@ class PodDecoder:
         cached = self._volumes.get(key)
         if cached is not None:
             return cached[0], cached[1], _NO_NAMES
-        claims, local, ephemeral = pod_volumes(_decode_any(raw), pod_name)
+        claims, local, ephemeral = pod_volumes(decode_any(raw), pod_name)
         if not ephemeral:  # ephemeral claims are named after the pod: not shared
             self._volumes.put(key, (claims, local))
         return claims, local, ephemeral

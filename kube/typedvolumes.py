@@ -25,15 +25,9 @@ from kube.convert.resources import resource_list
 from kube.convert.selectors import node_selector
 from kube.convert.storage import RECLAIM_POLICIES, SELECTED_NODE_ANNOTATION, access_modes, zone_labels
 from kube.model import NodeSelector, PersistentVolume, PersistentVolumeClaim
+from kube.rawfields import ABSENT, Declined, decode_any
 
 __all__ = ["VolumeDecoder"]
-
-_ABSENT = Raw()
-_decode_any = msgspec.json.Decoder().decode
-
-
-class _Decline(Exception):
-    """This object needs the dict path."""
 
 
 class _Meta(Struct, frozen=True):
@@ -42,7 +36,7 @@ class _Meta(Struct, frozen=True):
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
     creationTimestamp: str | None = None  # noqa: N815 (the API's field names)
-    ownerReferences: Raw = _ABSENT  # noqa: N815
+    ownerReferences: Raw = ABSENT  # noqa: N815
 
 
 class _Status(Struct, frozen=True):
@@ -88,7 +82,7 @@ class _VolumeSpec(Struct, frozen=True):
     csi: _CSISource | UnsetType | None = UNSET
     local: Any = UNSET
     hostPath: Any = UNSET  # noqa: N815
-    nodeAffinity: Raw = _ABSENT  # noqa: N815
+    nodeAffinity: Raw = ABSENT  # noqa: N815
 
 
 class _Volume(Struct, frozen=True):
@@ -113,7 +107,7 @@ class VolumeDecoder:
     def _identity(self, meta: _Meta | None) -> tuple[_Meta, str]:
         """The metadata and its name, checked as every kind's (creation time included)."""
         if meta is None or not meta.name:
-            raise _Decline
+            raise Declined
         if meta.creationTimestamp is not None:
             parse_time(meta.creationTimestamp, "metadata.creationTimestamp", self.memos.times)
         return meta, meta.name
@@ -131,7 +125,7 @@ class VolumeDecoder:
                 resource_list(resources.limits, "spec.resources.limits")
         controller_uid = None
         if len(meta.ownerReferences):
-            refs = _decode_any(meta.ownerReferences)
+            refs = decode_any(meta.ownerReferences)
             # As loose as the dict path (``kube.convert.storage.convert_pvc``): a ref that
             # is not a map fails there as an unreadable object, and here it declines.
             controller_uid = next((str(ref.get("uid") or "") for ref in refs or () if ref.get("controller")), None)
@@ -155,7 +149,7 @@ class VolumeDecoder:
         storage = (spec.capacity or {}).get("storage")
         policy = spec.persistentVolumeReclaimPolicy
         if policy is not None and policy not in RECLAIM_POLICIES:
-            raise _Decline
+            raise Declined
         if spec.csi is not UNSET:
             driver = (spec.csi.driver if spec.csi is not None else None) or ""
         elif spec.local is not UNSET:
@@ -185,6 +179,6 @@ class VolumeDecoder:
         try:
             return self._affinities[key]
         except KeyError:
-            required = as_map(_decode_any(raw), "spec.nodeAffinity").get("required")
+            required = as_map(decode_any(raw), "spec.nodeAffinity").get("required")
             return self._affinities.put(key, node_selector(required, "spec.nodeAffinity.required"))
 

@@ -98,13 +98,9 @@ class Converter:
             # A safety net only: every field reader raises FieldError on bad input.
             raise InputError(source, object_ref(obj), "", f"unreadable object ({type(exc).__name__})") from None
 
-    def add_pod(self, pod: Pod, source: str, *, unique: bool = True) -> None:
-        """A pod converted elsewhere (``kube.typedpods``), checked for duplicates as ``add`` does."""
-        self._unique_only = unique
-        try:
-            self._once("Pod", pod.namespace, pod.name, source)
-        except FieldError as exc:
-            raise InputError(source, f"Pod/{pod.namespace}/{pod.name}", exc.field, exc.message) from None
+    def add_pod(self, pod: Pod) -> None:
+        """A pod converted elsewhere (``kube.typedpods``); the caller looks for duplicates, all at
+        once (``kube.typedload``: one set of refs is cheaper than this converter's per-object check)."""
         self.objects.pods.append(pod)
 
     def add_node(self, node: Node, source: str) -> None:
