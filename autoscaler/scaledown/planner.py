@@ -33,7 +33,6 @@ from autoscaler.scaledown.eligibility import Candidate, GroupBudget, check_eligi
 from autoscaler.scaledown.removal import RemovalPass
 from autoscaler.scaledown.replay import Replay
 from autoscaler.scaledown.reuse import (
-    ALL,
     PassRecord,
     Step,
     changed_nodes,
@@ -113,7 +112,7 @@ def _replayed(removal: RemovalPass, replay: Replay | None, old: Step | None, can
         return removal.replay(cand, old, checks)
     if checks:
         return removal.replay_failure(cand, old, checks)
-    removal.reach, removal.dests, removal.failed, removal.elsewhere = old.reach, old.dests, old.failed, old.elsewhere
+    removal.adopt(old)
     return old.verdict
 
 
@@ -145,7 +144,7 @@ def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: di
         if decided is not None:
             if old is not None and isinstance(old.verdict, RemovalCandidate):
                 replay = None  # it was removed in the last pass, and committed its pods: the state differs
-            steps.append(Step(key, decided, ALL if decided.detail == SIMULATION_TIMED_OUT else -1, simulated=False))
+            steps.append(Step(key, decided, simulated=False))
             unremovable.append(decided)
             continue
         result = _replayed(removal, replay, old, cand, sim.snapshot.index.get(cand.name))
@@ -156,7 +155,7 @@ def _per_node_pass(sim: LoopContext, ordered: list[Candidate], local_volumes: di
             if replay is not None and old is not None and not replay.absorb(old, result, removal.dests,
                                                                              removal.same_budgets):
                 replay = None  # the new verdict left the pass in another state: simulate the rest
-        steps.append(Step(key, result, removal.reach, removal.dests, failed=removal.failed,
+        steps.append(Step(key, result, removal.dests, failed=removal.failed,
                           elsewhere=removal.elsewhere))
         if isinstance(result, Unremovable):
             unremovable.append(result)

@@ -74,8 +74,8 @@ class RemovalPass:
         self._received: dict[str, list[Pod]] = {}
         #: pod ref -> the destinations map of the removal that first moved it (kept current).
         self._moved_by: dict[str, dict[str, str]] = {}
-        #: The last ``try_remove``'s reach, destinations, failed pod and pod-constraint dependence (``reuse.Step``).
-        self.reach = -1
+        #: What the last verdict looked at (``reuse.Step``): destinations, the pod that found no
+        #: place, whether a placement depended on pods elsewhere.
         self.dests: tuple[int, ...] = ()
         self.failed = -1
         self.elsewhere = False
@@ -93,7 +93,7 @@ class RemovalPass:
         sim = self.sim
         snap, checker = sim.snapshot, sim.checker
         self._apply_replayed()
-        self.reach, self.dests, self.failed, self.elsewhere = -1, (), -1, False
+        self.dests, self.failed, self.elsewhere = (), -1, False
         drain = drain_node(self.ctx, sim.pods_by_node.get(cand.name, ()))
         if drain.blocked is not None:
             return Unremovable(cand.name, UnremovableReason.BLOCKED_BY_POD, _describe_block(drain))
@@ -112,16 +112,14 @@ class RemovalPass:
             # would only fit the node it is leaving); the checker does so without a copy.
             moving = pod
             if pod.scheduling.has_pod_constraints or snap.anti_affinity_pods:
-                self.reach, self.elsewhere = ALL, True  # where it fits depends on pods on other nodes too
+                self.elsewhere = True  # where it fits depends on pods on other nodes too
             dest = checker.find_node(moving, plan, self.allowed, moving=True)
             if dest is None:
                 snap.revert()
                 self.ctx.pdbs.revert()
-                self.reach, self.dests, self.failed = ALL, tuple(dests), len(dests)
+                self.dests, self.failed = tuple(dests), len(dests)
                 return Unremovable(cand.name, UnremovableReason.NO_PLACE_TO_MOVE_PODS,
                                    f"no place to move pod {pod.ref}")
-            # First fit: the answer depends on the nodes up to the one chosen, no further.
-            self.reach = max(self.reach, dest)
             dests.append(dest)
             checker.place(moving, plan, dest)
             placed.append((moving, snap.nodes[dest].name))
@@ -144,7 +142,7 @@ class RemovalPass:
         received = self._received.get(cand.name, [])
         moves = list(zip(_moving_order((*old.drain.to_move, *received)), step.dests, strict=True))
         placed = [(pod, snap.nodes[dest].name) for pod, dest in moves]
-        self.reach, self.dests, self.failed, self.elsewhere = step.reach, step.dests, -1, False
+        self.adopt(step)
         self.ctx.pdbs.fork()
         if not changed:
             self._unapplied.append((snap.index[cand.name], moves))
@@ -185,13 +183,17 @@ class RemovalPass:
                 return None
         finally:
             snap.revert()
-        self.reach, self.dests, self.failed, self.elsewhere = step.reach, step.dests, step.failed, False
+        self.adopt(step)
         return old
 
     def same_budgets(self, a: Pod, b: Pod) -> bool:
         """Whether the same PDBs match ``a`` and ``b`` (an update of one pod that spends the same budgets)."""
         pdbs = self.ctx.pdbs
         return [id(p) for p in pdbs.matching(a)] == [id(p) for p in pdbs.matching(b)]
+
+    def adopt(self, step: Step) -> None:
+        """Take what a recorded step looked at as the last verdict's (it is this pass's verdict too)."""
+        self.dests, self.failed, self.elsewhere = step.dests, step.failed, step.elsewhere
 
     def _moves_stand(self, moves: list[tuple[Pod, int]], changed: Sequence[int]) -> bool:
         """Place each pod on its recorded destination if first fit would still choose it (False if not)."""

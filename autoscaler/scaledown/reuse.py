@@ -96,16 +96,16 @@ class PassRecord:
     replayed: int = 0
 
 
+#: ``Step.reach`` of a verdict that depends on every node.
+ALL = 2**62
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One candidate's verdict in a pass, and how far into the node order it looked."""
+    """One candidate's verdict in a pass, and what its simulation looked at."""
 
     candidate: tuple[str, str, bool]
     verdict: RemovalCandidate | Unremovable
-    #: The highest node index the verdict depends on: -1 when it read no other node (a
-    #: drain rule, a budget, local volumes), ``ALL`` when a pod found no place or its
-    #: placement depends on pods elsewhere (affinity, spread).
-    reach: int
     #: The node index each moved pod was placed on, in the order they were moved.
     dests: tuple[int, ...] = ()
     #: Whether the verdict came from simulating the removal (not local volumes, a budget, the time limit).
@@ -115,9 +115,14 @@ class Step:
     #: Whether a placement depended on pods on other nodes (affinity, spread, anti-affinity anywhere).
     elsewhere: bool = False
 
-
-#: ``Step.reach`` of a verdict that depends on every node.
-ALL = 2**62
+    @property
+    def reach(self) -> int:
+        """The highest node index the verdict depends on: first fit depends on the nodes up to
+        the one chosen (-1: no other node, e.g. a drain rule); ``ALL`` when a pod found no
+        place or its placement depended on pods elsewhere."""
+        if self.failed >= 0 or self.elsewhere:
+            return ALL
+        return max(self.dests, default=-1)
 
 
 #: The ClusterObjects fields in ``PassInputs.objects``, in order.
