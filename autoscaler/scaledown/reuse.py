@@ -179,20 +179,22 @@ def termination_flips(sim: LoopContext) -> tuple[float, ...]:
 
 def reusable(record: PassRecord | None, inputs: PassInputs, now: float) -> bool:
     """Whether ``record``'s verdicts are the verdicts a pass over ``inputs`` at ``now`` would reach."""
-    if record is None:
+    if record is None or not _same_setting(record, inputs, now):
         return False
     old = record.inputs
-    if not (old.options is inputs.options or old.options == inputs.options):
+    if not same(old.candidates, inputs.candidates) or not same(old.local_volumes, inputs.local_volumes):
         return False
-    if old.mode != inputs.mode or not same(old.candidates, inputs.candidates):
+    if not same(old.states, inputs.states) or not same(old.scheduled, inputs.scheduled):
         return False
-    if not same(old.groups, inputs.groups) or not same(old.local_volumes, inputs.local_volumes):
+    return same(old.objects, inputs.objects) and same(old.placed, inputs.placed)
+
+
+def _same_setting(record: PassRecord, inputs: PassInputs, now: float) -> bool:
+    """What every reuse needs unchanged: options, mode, groups, upcoming nodes, and no time flip."""
+    old = record.inputs
+    if not (old.options is inputs.options or old.options == inputs.options) or old.mode != inputs.mode:
         return False
-    if not same(old.states, inputs.states) or not same(old.added, inputs.added):
-        return False
-    if not same(old.scheduled, inputs.scheduled) or not same(old.objects, inputs.objects):
-        return False
-    if not same(old.placed, inputs.placed):
+    if not same(old.groups, inputs.groups) or not same(old.added, inputs.added):
         return False
     return not _flipped(record, now)
 
@@ -208,23 +210,17 @@ def changed_nodes(record: PassRecord | None, inputs: PassInputs, now: float) -> 
 
     Per node: the Node and its state (group, readiness), its pods (scheduled and placed),
     its pinned local volumes. Everything else the pass reads (options, groups, the other
-    objects, upcoming nodes, the candidates' order, time flips) must be unchanged, or
-    the whole pass runs again.
+    objects, upcoming nodes, time flips) must be unchanged, or the whole pass runs again;
+    the candidates' order is compared step by step by the replay (``replay.py``).
     """
-    if record is None or record.steps is None:
+    if record is None or record.steps is None or not _same_setting(record, inputs, now):
         return None
     old = record.inputs
     if not (old.per_node and inputs.per_node) or old.names != inputs.names:
         return None
-    if not (old.options is inputs.options or old.options == inputs.options) or old.mode != inputs.mode:
-        return None
-    if not same(old.groups, inputs.groups) or not same(old.added, inputs.added):
-        return None
     nodes_at = _OBJECT_FIELDS.index("nodes")
     if not same(old.objects[:nodes_at] + old.objects[nodes_at + 1:],
                 inputs.objects[:nodes_at] + inputs.objects[nodes_at + 1:]):
-        return None
-    if _flipped(record, now):
         return None
     changed: set[str] = set()
     old_states = {state[0].name: state for state in old.states}  # type: ignore[attr-defined]
