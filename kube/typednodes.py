@@ -21,11 +21,12 @@ from kube.convert.nodes import node_storage, taints
 from kube.convert.resources import resource_list
 from kube.model import Node, Resources, Taint
 from kube.names import SCALE_DOWN_DISABLED, StorageNames
-from kube.rawfields import ABSENT, Declined, decode_any, raw_value
+from kube.rawfields import ABSENT, Declined, raw_value
 
 __all__ = ["NodeDecoder"]
 
 _EMPTY: dict[str, str] = {}
+_NO_RESOURCES = Resources()
 
 
 class _Meta(Struct, frozen=True):
@@ -70,7 +71,7 @@ class NodeDecoder:
         self.names = names
         self.memos = memos
         self._decode = msgspec.json.Decoder(_Node).decode
-        self._resources: Memo[tuple[str, bytes], Resources] = Memo()
+        self._resources: Memo[tuple[str, bytes], Resources | None] = Memo()
         self._taints: Memo[bytes, tuple[Taint, ...]] = Memo()
 
     def decode(self, raw: bytes | Raw, warnings: list[str]) -> Node:
@@ -82,10 +83,9 @@ class NodeDecoder:
             raise Declined  # the dict path's "metadata.name: required"
         labels = meta.labels or {}
         annotations = meta.annotations or _EMPTY
-        capacity = self._resource_list(status.capacity, "status.capacity")
-        allocatable = capacity
-        if len(status.allocatable) and decode_any(status.allocatable) not in (None, {}):
-            allocatable = self._resource_list(status.allocatable, "status.allocatable")
+        capacity = self._resource_list(status.capacity, "status.capacity") or _NO_RESOURCES
+        # Absent, null or empty allocatable is the capacity (the dict path's rule).
+        allocatable = self._resource_list(status.allocatable, "status.allocatable") or capacity
         ready, ready_since = False, None
         times = self.memos.times
         for cond in status.conditions or ():
@@ -112,11 +112,13 @@ class NodeDecoder:
             annotations=annotations,
         )
 
-    def _resource_list(self, raw: Raw, field: str) -> Resources:
+    def _resource_list(self, raw: Raw, field: str) -> Resources | None:
+        """The resource list in ``raw``, converted once per distinct bytes; None when absent, null or ``{}``."""
         key = (field, bytes(raw))
         cached = self._resources.get(key)
-        if cached is None:
-            cached = self._resources.put(key, resource_list(raw_value(raw), field))
+        if cached is None and key not in self._resources:
+            value = raw_value(raw)
+            cached = self._resources.put(key, None if value is None or value == {} else resource_list(value, field))
         return cached
 
     def _node_taints(self, raw: Raw) -> tuple[Taint, ...]:
