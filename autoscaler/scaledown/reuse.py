@@ -43,9 +43,9 @@ from simulator.utilization import LONG_TERMINATING_EXTRA_SECONDS as UTIL_EXTRA
 __all__ = ["ALL", "PassInputs", "PassRecord", "Step", "changed_nodes", "pass_inputs", "reusable", "same"]
 
 #: ClusterObjects fields the removal pass does not read (the pass is unaffected by them). Of the
-#: pods it reads the scheduled ones (``LoopContext.pods_by_node``, the snapshot), kept in
-#: ``PassInputs.scheduled``, and the pending pods filter-out-schedulable fitted onto nodes,
-#: kept in ``PassInputs.placed``; other pending pods do not change a removal verdict.
+#: pods it reads each node's (``LoopContext.pods_by_node``, the snapshot: the scheduled ones and
+#: the pending ones filter-out-schedulable fitted there), kept in ``PassInputs.by_node``, with
+#: those placements in ``PassInputs.placed``; other pending pods do not change a removal verdict.
 _NOT_READ = frozenset({"warnings", "priority_config", "pods"})
 
 
@@ -56,8 +56,6 @@ class PassInputs:
     options: Options
     #: The ClusterObjects fields, in declaration order (see ``_NOT_READ``).
     objects: tuple[object, ...]
-    #: The scheduled, non-terminal, non-expendable pods, in the cluster's order.
-    scheduled: list[Pod]
     #: (node, group, readiness, waiting for storage) per node of the cluster state.
     states: tuple[tuple[object, ...], ...]
     #: The snapshot's nodes past the live ones (upcoming template copies), with their pods and roles.
@@ -139,12 +137,9 @@ def pass_inputs(sim: LoopContext, ordered: list[Candidate], local_volumes: dict[
     cluster_wide = sim.options.scale_down.mode == "cluster-wide"
     groups = tuple((name, g.target_size(), g.min_size(), price_of(g) if cluster_wide else None)
                    for name, g in sim.state.groups.items())
-    index = sim.pod_index
-    scheduled = index.scheduled if index is not None else [p for ps in sim.pods_by_node.values() for p in ps]
     return PassInputs(
         options=sim.options,
         objects=fields,
-        scheduled=scheduled,
         states=tuple((s.node, s.group, s.readiness, s.waiting_for_storage) for s in sim.state.nodes),
         added=added,
         groups=groups,
@@ -184,7 +179,7 @@ def reusable(record: PassRecord | None, inputs: PassInputs, now: float) -> bool:
     old = record.inputs
     if not same(old.candidates, inputs.candidates) or not same(old.local_volumes, inputs.local_volumes):
         return False
-    if not same(old.states, inputs.states) or not same(old.scheduled, inputs.scheduled):
+    if not same(old.states, inputs.states) or not same(old.by_node, inputs.by_node):
         return False
     return same(old.objects, inputs.objects) and same(old.placed, inputs.placed)
 
