@@ -249,10 +249,14 @@ class PredicateChecker:
         """Local-pool bytes the pod would provision on node ``idx`` (summed claims)."""
         return self.demand_on(pod, plan, idx)[0]
 
-    def place(self, pod: Pod, plan: VolumePlan, idx: int) -> None:
-        """Put the pod on node ``idx`` in the snapshot, consuming its local storage in every pool."""
+    def place(self, pod: Pod, plan: VolumePlan, idx: int) -> int:
+        """Put the pod on node ``idx`` in the snapshot, consuming its local storage in every pool.
+
+        Returns the local-pool bytes it provisioned there (``local_bytes_on`` before the move).
+        """
         local, pools = self.demand_on(pod, plan, idx)
         self.snapshot.add_pod(pod, idx, local, pools)
+        return local
 
     # --- per-node filters -------------------------------------------------------------
     def _node_checks(self, pod: Pod, plan: VolumePlan, idx: int, topo: PodTopology | None) -> Unschedulable | None:
