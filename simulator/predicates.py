@@ -131,9 +131,7 @@ class PredicateChecker:
         if taint is not None:
             return Unschedulable("TaintToleration",
                                  f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
-        if any(node.labels.get(k) != v for k, v in sched.node_selector) or (
-                sched.required_affinity is not None
-                and not sched.required_affinity.matches(node.labels, node.name)):
+        if self._static_affinity_fails(sched, idx):
             return Unschedulable("NodeAffinity", "node(s) didn't match Pod's node affinity/selector")
         return None
 
