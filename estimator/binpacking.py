@@ -121,8 +121,7 @@ class BinpackingEstimator:
                             break
                     if monotone:
                         start = idx
-                    local += checker.local_bytes_on(pod, plan, idx)
-                    checker.place(pod, plan, idx)
+                    local += checker.place(pod, plan, idx)
                     used.add(idx)
                     scheduled.append(pod)
                 if timed_out:

@@ -131,9 +131,7 @@ class PredicateChecker:
         if taint is not None:
             return Unschedulable("TaintToleration",
                                  f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
-        if any(node.labels.get(k) != v for k, v in sched.node_selector) or (
-                sched.required_affinity is not None
-                and not sched.required_affinity.matches(node.labels, node.name)):
+        if self._static_affinity_fails(sched, idx):
             return Unschedulable("NodeAffinity", "node(s) didn't match Pod's node affinity/selector")
         return None
 
@@ -249,10 +247,14 @@ class PredicateChecker:
         """Local-pool bytes the pod would provision on node ``idx`` (summed claims)."""
         return self.demand_on(pod, plan, idx)[0]
 
-    def place(self, pod: Pod, plan: VolumePlan, idx: int) -> None:
-        """Put the pod on node ``idx`` in the snapshot, consuming its local storage in every pool."""
+    def place(self, pod: Pod, plan: VolumePlan, idx: int) -> int:
+        """Put the pod on node ``idx`` in the snapshot, consuming its local storage in every pool.
+
+        Returns the local-pool bytes it provisioned there (``local_bytes_on`` before the move).
+        """
         local, pools = self.demand_on(pod, plan, idx)
         self.snapshot.add_pod(pod, idx, local, pools)
+        return local
 
     # --- per-node filters -------------------------------------------------------------
     def _node_checks(self, pod: Pod, plan: VolumePlan, idx: int, topo: PodTopology | None) -> Unschedulable | None:

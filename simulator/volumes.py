@@ -351,10 +351,6 @@ class VolumeIndex:
         return StaticFit(None, extra_local,
                          tuple((pool, size, lenient) for pool, (size, lenient) in sorted(extra_pools.items())))
 
-    def pinned_node(self, pv: PersistentVolume, nodes: Mapping[str, Node]) -> str | None:
-        """The one node a PV is pinned to (see ``NodeMatcher.only_match``), if any."""
-        return NodeMatcher(nodes.values()).only_match(pv.node_affinity)
-
 
 def zone_reason(plan: VolumePlan, labels: Mapping[str, str]) -> str | None:
     """kube-scheduler's VolumeZone filter: a bound PV's zone/region labels must admit the node's.

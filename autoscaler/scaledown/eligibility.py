@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 from autoscaler.clusterstate import NodeState, Readiness
+from autoscaler.config import ScaleDownMode
 from autoscaler.context import LoopContext
 from autoscaler.scaledown.types import ScaleDownMemory, Unremovable
 from autoscaler.selectors import guard_selector
@@ -88,7 +89,7 @@ def check_eligibility(sim: LoopContext, memory: ScaleDownMemory) -> tuple[list[C
                 "unready nodes are never removed (--scale-down-unready-time is negative): local data would be lost"))
             continue
         threshold = sd.utilization_threshold if util.gpu is None else GPU_UTILIZATION_THRESHOLD
-        if sd.mode == "per-node" and util.value > threshold:
+        if sd.mode == ScaleDownMode.PER_NODE and util.value > threshold:
             unremovable.append(Unremovable(
                 name, "NotUnderutilized", f"{util.resource} utilization {util.value:.2f} > {threshold:g}"))
             continue

@@ -6,7 +6,7 @@ The orchestrator fills a private draft while it works and freezes it into a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 
 from autoscaler.expander import ExpansionOption
@@ -67,6 +67,6 @@ class ScaleUpDraft:
     placed: list[tuple[Pod, str]] = field(default_factory=list)
 
     def freeze(self) -> ScaleUpPlan:
-        return ScaleUpPlan(self.result, self.increases, self.triggered_by, self.still_unschedulable, self.options,
-                           self.fits_existing, self.fits_upcoming, self.not_processed, self.chosen, self.notes,
-                           self.placed)
+        # By name: several fields share a type (lists of pods), so a positional copy could
+        # swap two of them silently when a field is added or moved.
+        return ScaleUpPlan(**{f.name: getattr(self, f.name) for f in fields(self)})

@@ -34,6 +34,7 @@ __all__ = [
     "reasons",
     "scale_down",
     "scaled_cluster",
+    "verdicts",
 ]
 
 #: Labels of the storage guard pods (``--storage-guard-pod-selector`` default).
@@ -136,3 +137,9 @@ def reasons(decision: ScaleDownPlan) -> dict[str, str]:
 def details(decision: ScaleDownPlan) -> dict[str, str]:
     """node -> unremovable detail."""
     return {u.node: u.detail for u in decision.unremovable}
+
+
+def verdicts(decision: LoopDecision) -> tuple[Any, ...]:
+    """Everything scale-down decided in one loop, to compare a loop with a fresh plan's."""
+    down = decision.scale_down
+    return (down.result, down.removed, down.unneeded, down.unremovable, down.to_delete, down.waiting)

@@ -24,7 +24,7 @@ from cloudproviders.snapshot import SnapshotProvider
 from emulator.scenario import load_scenario
 from emulator.world import World
 from kube.model import ClusterObjects, Node, Pod
-from tests.autoscaler.scaledown_helpers import group, pod_with, reasons, scaled_cluster
+from tests.autoscaler.scaledown_helpers import group, pod_with, reasons, scaled_cluster, verdicts
 from tests.factories import NOW, node, options, pod
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
@@ -57,11 +57,6 @@ def _remember(decision: LoopDecision) -> ScaleDownMemory:
                            last_pass=decision.scale_down.last_pass)
 
 
-def _verdicts(decision: LoopDecision) -> tuple[Any, ...]:
-    down = decision.scale_down
-    return (down.result, down.removed, down.unneeded, down.unremovable, down.to_delete, down.waiting)
-
-
 BASE = _objects()
 SAME_POD_COPY = pod("app", "1", "1Gi", "w1", owner=("ReplicaSet", "rs"))
 
@@ -90,7 +85,7 @@ def test_a_pass_is_reused_only_while_its_inputs_are_unchanged(second: ClusterObj
     assert first.scale_down.last_pass is not None
     decision, was_reused = _step(second, _remember(first), NOW + 10)
     assert was_reused is reused
-    assert _verdicts(decision) == _verdicts(_fresh(second, NOW + 10))
+    assert verdicts(decision) == verdicts(_fresh(second, NOW + 10))
 
 
 def test_a_changed_destination_changes_the_verdict() -> None:
@@ -113,7 +108,7 @@ def test_a_pending_pod_fitted_onto_a_node_invalidates_the_pass() -> None:
     decision, reused = _step(second, _remember(first), NOW + 10)
     assert not reused
     assert "w2" not in decision.scale_down.removed
-    assert _verdicts(decision) == _verdicts(_fresh(second, NOW + 10))
+    assert verdicts(decision) == verdicts(_fresh(second, NOW + 10))
 
 
 def test_placements_do_not_leak_into_the_next_loop() -> None:
@@ -135,7 +130,7 @@ def test_a_pod_turning_long_terminating_invalidates_the_pass() -> None:
     assert reused, "no pod crossed its long-terminating instant"
     later, reused = _step(objects, _remember(still), NOW + 70)
     assert not reused
-    assert _verdicts(later) == _verdicts(_fresh(objects, NOW + 70))
+    assert verdicts(later) == verdicts(_fresh(objects, NOW + 70))
 
 
 def test_a_timed_out_pass_is_not_kept() -> None:
@@ -160,7 +155,7 @@ def _decisions(world: World, loop: Autoscaler, loops: int, step: float) -> tuple
         before = loop.memory.last_pass
         d = loop.run_once(now).decision
         reused += before is not None and d.scale_down.last_pass is before
-        out.append((d.scale_up, _verdicts(d), d.scale_down.unneeded_since, d.nodes, d.warnings))
+        out.append((d.scale_up, verdicts(d), d.scale_down.unneeded_since, d.nodes, d.warnings))
         now += step
     return out, reused
 
@@ -219,5 +214,5 @@ def test_a_pod_list_refilled_in_place_is_seen_as_changed() -> None:
     decision = run_once(objects, provider, options(*FLAGS), NOW + 10, memory=_remember(first),
                         previous=first.context_memo)
     assert decision.scale_down.last_pass is not first.scale_down.last_pass
-    assert _verdicts(decision) == _verdicts(_fresh(objects, NOW + 10))
+    assert verdicts(decision) == verdicts(_fresh(objects, NOW + 10))
     assert reasons(decision.scale_down).get("w1") == "NoPlaceToMovePods"

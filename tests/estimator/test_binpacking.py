@@ -37,9 +37,9 @@ class RecordingChecker(PredicateChecker):
 
     placed: list[tuple[str, Pod, int]]
 
-    def place(self, pod: Pod, plan: VolumePlan, idx: int) -> None:
+    def place(self, pod: Pod, plan: VolumePlan, idx: int) -> int:
         self.placed.append((self.snapshot.nodes[idx].name, pod, self.local_bytes_on(pod, plan, idx)))
-        super().place(pod, plan, idx)
+        return super().place(pod, plan, idx)
 
 
 def setup(wants: Sequence[Want], *, storage_aware: bool = True, live: Sequence[Node] = ()
