@@ -121,7 +121,7 @@ class TopoLVMCapacity:
 
 def pool_free(node: Node, pool: str) -> int:
     """A non-local pool's free bytes on ``node`` for the snapshot: ``NOT_PUBLISHED`` when absent."""
-    free = TopoLVMCapacity().free_bytes(node, pool)
+    free = annotation_bytes(node.annotations.get(pool))  # TopoLVM: a pool is named by its annotation
     return NOT_PUBLISHED if free is None else free
 
 

@@ -32,7 +32,6 @@ from kube.model import (
     Requirement,
     Taint,
 )
-from kube.names import HOSTNAME_LABEL
 from simulator.labelindex import LabelIndex
 from simulator.localcapacity import demand, fits_node, mask_capacity, unpublished
 from simulator.podtopology import PodTopology, pod_topology, tolerated, topology_reason, untolerated_taint
@@ -361,6 +360,3 @@ class PredicateChecker:
             return self._topology_check(node.labels, self._topology(pod))
         return None
 
-
-def hostname_of(labels: Mapping[str, str], default: str) -> str:
-    return labels.get(HOSTNAME_LABEL, default)

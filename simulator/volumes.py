@@ -148,6 +148,7 @@ class VolumeIndex:
     _cache: dict[tuple[str, str, bool], VolumePlan] = field(default_factory=dict)
     #: ReadWriteOncePod claims -> refs of the scheduled pods that use them.
     _rwop_users: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    _has_rwop: bool = False
     #: Which pool each class draws from, and the CSIStorageCapacity objects.
     sources: CapacitySources = field(init=False)
 
@@ -159,6 +160,7 @@ class VolumeIndex:
         for pvs in self._available.values():
             pvs.sort(key=lambda v: (v.capacity, v.name))
         rwop = {key for key, claim in self.objects.claims.items() if "ReadWriteOncePod" in claim.access_modes}
+        self._has_rwop = bool(rwop)
         if rwop:
             for pod in self.objects.pods:
                 if pod.node_name and not pod.is_terminal:
@@ -169,7 +171,7 @@ class VolumeIndex:
     @property
     def has_rwop_claims(self) -> bool:
         """Whether any claim is ReadWriteOncePod (whether a pod may use it depends on every other pod)."""
-        return any("ReadWriteOncePod" in claim.access_modes for claim in self.objects.claims.values())
+        return self._has_rwop
 
     def is_local_class(self, class_name: str | None) -> bool:
         sc = self.objects.storage_classes.get(class_name or "")

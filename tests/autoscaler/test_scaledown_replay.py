@@ -1,4 +1,4 @@
-"""Partial replay of the last removal pass (``planner.Replay``): same verdicts as simulating everything.
+"""Partial replay of the last removal pass (``autoscaler/scaledown/replay.py``): same verdicts as simulating everything.
 
 A generated cluster (local volumes, owners, several groups) runs one loop; then one kind
 of change lands on a few nodes and a second loop runs with the first loop's memory. It
@@ -16,7 +16,6 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import msgspec.structs
 import pytest
@@ -27,7 +26,7 @@ from cloudproviders.snapshot import SnapshotProvider
 from kube.load import load_snapshot
 from kube.model import ClusterObjects, Resources
 from kube.names import StorageNames
-from tests.autoscaler.scaledown_helpers import group, pdb, scaled_cluster
+from tests.autoscaler.scaledown_helpers import group, pdb, scaled_cluster, verdicts
 from tests.factories import NOW, node, options, pod
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,10 +120,6 @@ def _decide(objects: ClusterObjects, memory: ScaleDownMemory, now: float) -> Loo
     return run_once(objects, provider, options(*FLAGS), now, memory=memory)
 
 
-def _verdicts(decision: LoopDecision) -> tuple[Any, ...]:
-    down = decision.scale_down
-    return (down.result, down.removed, down.unneeded, down.unremovable, down.to_delete, down.waiting)
-
 
 @pytest.mark.parametrize(("change", "replays"), [
     pytest.param(_resize_pods, True, id="pods-shrink-on-late-nodes"),
@@ -147,7 +142,7 @@ def test_replay_decides_as_a_fresh_pass(generated: ClusterObjects, change: Chang
     memory = ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since, last_pass=record)
     second = _decide(changed, memory, NOW + 10)
     fresh = _decide(changed, ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since), NOW + 10)
-    assert _verdicts(second) == _verdicts(fresh)
+    assert verdicts(second) == verdicts(fresh)
     kept = second.scale_down.last_pass
     assert kept is not None and kept is not record
     if replays is True:
@@ -189,7 +184,7 @@ def test_a_failed_drain_is_confirmed_against_the_changed_nodes(busy_after: str, 
     memory = ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since, last_pass=record)
     second = _decide(after, memory, NOW + 10)
     fresh = _decide(after, ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since), NOW + 10)
-    assert _verdicts(second) == _verdicts(fresh)
+    assert verdicts(second) == verdicts(fresh)
     kept = second.scale_down.last_pass
     assert kept is not None and kept.steps is not None
     assert ("a-big" in second.scale_down.unneeded) is not stands
@@ -229,7 +224,7 @@ def test_a_pod_updated_on_a_candidate(before: dict[str, str], after: dict[str, s
     memory = ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since, last_pass=record)
     second = _decide(changed, memory, NOW + 10)
     fresh = _decide(changed, ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since), NOW + 10)
-    assert _verdicts(second) == _verdicts(fresh)
+    assert verdicts(second) == verdicts(fresh)
     kept = second.scale_down.last_pass
     assert kept is not None
     assert (kept.replayed > 0) is goes_on
