@@ -311,9 +311,10 @@ class _Tables:
         self.warnings.pop(key, None)
         self.failed.pop(key, None)
         if old is not None and kind.index is not None:
-            bucket = self.index.get(kind.index(old))
+            group = kind.index(old)
+            bucket = self.index.get(group)
             if bucket is not None:
                 bucket.pop(key, None)
                 if not bucket:
-                    del self.index[kind.index(old)]
+                    del self.index[group]
         return old
