@@ -50,17 +50,16 @@ def read_bytes(path: str, what: str = "") -> bytes:
 def read_text(path: str, what: str = "") -> str:
     """The file (``-``: standard input) as text; refuses more than ``MAX_BYTES`` and non-UTF-8 bytes."""
     label = what or path
-    try:
-        if path == "-":
+    if path != "-":
+        raw: bytes | str = read_bytes(path, what)
+    else:
+        try:
             stream = getattr(sys.stdin, "buffer", None)
-            raw: bytes | str = stream.read(MAX_BYTES + 1) if stream is not None else sys.stdin.read(MAX_BYTES + 1)
-        else:
-            with open(path, "rb") as handle:
-                raw = handle.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise InputError(label, "", "", f"cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BYTES:
-        raise InputError(label, "", "", f"larger than the limit of {MAX_BYTES // 2**20} MiB")
+            raw = stream.read(MAX_BYTES + 1) if stream is not None else sys.stdin.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise InputError(label, "", "", f"cannot read: {exc.strerror or exc}") from None
+        if len(raw) > MAX_BYTES:
+            raise InputError(label, "", "", f"larger than the limit of {MAX_BYTES // 2**20} MiB")
     if isinstance(raw, str):
         return raw
     try:

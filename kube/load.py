@@ -28,16 +28,14 @@ __all__ = ["load_objects", "load_snapshot"]
 
 
 def _documents(path: str, text: str) -> Iterator[Any]:
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")) and not path.endswith((".yaml", ".yml")):
-        yield json_documents(path, text)
-        return
-    if stripped.startswith(("{", "[")):
+    if text.lstrip().startswith(("{", "[")):
         try:
             yield json_documents(path, text)
             return
         except InputError:
-            pass  # a .yaml file in flow style: read it as YAML below
+            if not path.endswith((".yaml", ".yml")):
+                raise
+            # a .yaml file in flow style: read it as YAML below
     yield from yaml_documents(path, text)
 
 

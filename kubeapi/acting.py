@@ -15,7 +15,6 @@ logged and counted, never raised.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import threading
 from collections import Counter
@@ -34,7 +33,7 @@ from kube.clusterapi import (
     TransientAPIError,
 )
 from kube.model import Taint
-from kubeapi.events import COMPONENT, EventRecorder
+from kubeapi.events import COMPONENT, MERGE_PATCH, EventRecorder, now_text
 from kubeapi.transport import TooManyRequests, Transport
 
 __all__ = ["STATUS_CONFIGMAP", "Acting", "NotLeader", "RetryPolicy"]
@@ -43,7 +42,6 @@ log = logging.getLogger(__name__)
 
 STATUS_CONFIGMAP = "cluster-autoscaler-status"
 STATUS_UPDATED_ANNOTATION = "cluster-autoscaler.kubernetes.io/last-updated"
-MERGE_PATCH = "application/merge-patch+json"
 
 T = TypeVar("T")
 Json = dict[str, Any]
@@ -62,10 +60,6 @@ class RetryPolicy:
     maximum: float = 4.0
     #: Attempts of a read-modify-write that meets a conflict (409).
     conflict_attempts: int = 5
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _taint_json(taint: Taint) -> Json:
@@ -212,7 +206,7 @@ class Acting:
         """Create or update the status ConfigMap (``cluster-autoscaler-status`` by default; key ``status``)."""
         self._gate("write status")
         path = f"/api/v1/namespaces/{self.namespace}/configmaps"
-        annotations = {STATUS_UPDATED_ANNOTATION: _now()}
+        annotations = {STATUS_UPDATED_ANNOTATION: now_text()}
         patch: Json = {"metadata": {"annotations": annotations}, "data": {"status": text}}
 
         def once() -> None:

@@ -31,7 +31,7 @@ from kube.model import (
 )
 from kube.names import StorageNames
 from kubeapi.informer import Informer, Listener
-from kubeapi.kinds import KINDS, Kind
+from kubeapi.kinds import CONTROLLER_CACHES, KINDS, Kind
 from kubeapi.transport import Transport
 
 __all__ = ["Caches"]
@@ -175,8 +175,7 @@ class Caches:
             if reason is not None:
                 raise ViewUnavailable(reason)
             controllers: dict[tuple[str, str, str], Controller] = {}
-            for name in ("replicasets", "statefulsets", "deployments", "daemonsets", "jobs",
-                         "replicationcontrollers"):
+            for name in CONTROLLER_CACHES:
                 for c in cast(list[Controller], self._values(name)):
                     controllers[(c.kind, c.namespace, c.name)] = c
             namespaces = self.informers.get("namespaces")

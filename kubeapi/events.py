@@ -24,7 +24,7 @@ from typing import Any
 from kube.clusterapi import NotFound
 from kubeapi.transport import Transport
 
-__all__ = ["EventRecorder"]
+__all__ = ["COMPONENT", "MERGE_PATCH", "EventRecorder", "now_text"]
 
 Json = dict[str, Any]
 COMPONENT = "cluster-autoscaler"
@@ -48,7 +48,8 @@ class _Bucket:
     last: float
 
 
-def _now() -> str:
+def now_text() -> str:
+    """Now, as the API's seconds-precision RFC 3339 timestamps (Event times, annotations)."""
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -95,7 +96,7 @@ class EventRecorder:
         key = (kind, namespace, name, type_, reason, message)
         # Events about cluster-scoped objects (nodes) live in "default", as kubectl shows them.
         ns = namespace or "default"
-        now = _now()
+        now = now_text()
         written = self._written.get(key)
         if written is not None:
             try:

@@ -147,7 +147,6 @@ class Informer:
     def _list(self) -> None:
         with collector_paused():
             self._list_paused()
-        self._recovered()
 
     def _list_paused(self) -> None:
         # rv=0 on the first LIST lets a real API server answer from its watch cache.
@@ -173,6 +172,8 @@ class Informer:
             raw = items[i]
             items[i] = DROPPED  # let go of each item as soon as it is converted
             self._convert_raw(raw, fresh)
+        # Said before the view is published: whoever waits for the sync then finds it logged.
+        self._recovered()
         with self._lock:
             self.store, self.warnings, self.failed, self.index = fresh.store, fresh.warnings, fresh.failed, fresh.index
             self.resource_version = body.metadata.resourceVersion
@@ -226,9 +227,9 @@ class Informer:
         if self._stop.is_set():
             stream.close()
             return
+        self._recovered()
         with self._lock:
             self.down = None
-        self._recovered()
         try:
             for event in stream:
                 self._apply(event)
@@ -310,9 +311,10 @@ class _Tables:
         self.warnings.pop(key, None)
         self.failed.pop(key, None)
         if old is not None and kind.index is not None:
-            bucket = self.index.get(kind.index(old))
+            group = kind.index(old)
+            bucket = self.index.get(group)
             if bucket is not None:
                 bucket.pop(key, None)
                 if not bucket:
-                    del self.index[kind.index(old)]
+                    del self.index[group]
         return old

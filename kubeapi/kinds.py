@@ -20,7 +20,7 @@ from kube.names import PRIORITY_CONFIGMAP
 from kube.typedpods import PodDecoder
 from kube.typedvolumes import VolumeDecoder
 
-__all__ = ["KINDS", "Key", "Kind", "TypedDecoder", "convert_one", "typed_decoder"]
+__all__ = ["CONTROLLER_CACHES", "KINDS", "Key", "Kind", "TypedDecoder", "convert_one", "typed_decoder"]
 
 Json = dict[str, Any]
 #: (namespace, name); namespace "" for cluster-scoped objects.
@@ -73,6 +73,8 @@ _CONTROLLERS = (
     ("jobs", "Job", "/apis/batch/v1/jobs"),
     ("replicationcontrollers", "ReplicationController", "/api/v1/replicationcontrollers"),
 )
+#: The caches whose objects are controllers (``ClusterObjects.controllers``).
+CONTROLLER_CACHES = tuple(name for name, _, _ in _CONTROLLERS)
 
 KINDS: tuple[Kind, ...] = (
     Kind("nodes", "Node", "/api/v1/nodes", _pop_list("nodes")),

@@ -230,8 +230,12 @@ class WatchStream:
         try:
             for chunk in self._response.stream(amt=None, decode_content=False):
                 buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
+                if b"\n" not in chunk:
+                    continue
+                # One split per chunk: splitting a line at a time copies the rest of the
+                # buffer per event, quadratic in the events a chunk carries.
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
                     if line.strip():
                         try:
                             event = _decode_event(line)

@@ -29,6 +29,7 @@ __all__ = [
     "name_of",
     "parse_time",
     "qty",
+    "required_str",
     "string_map",
 ]
 
@@ -88,6 +89,14 @@ def as_str(value: object, field: str, default: str = "") -> str:
     if type(value) is str:
         return value
     raise FieldError(field, f"expected a string, got {describe(value)}")
+
+
+def required_str(value: object, field: str) -> str:
+    """A non-empty string: absent or empty is ``required``, another type as ``as_str`` says."""
+    if type(value) is str and value:
+        return value
+    as_str(value, field)
+    raise FieldError(field, "required")
 
 
 def as_bool(value: object, field: str, default: bool = False) -> bool:

@@ -5,7 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kube.convert.errors import FieldError, Json
-from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of, parse_time, string_map
+from kube.convert.fields import (
+    as_bool,
+    as_list,
+    as_map,
+    as_str,
+    describe,
+    name_of,
+    parse_time,
+    required_str,
+    string_map,
+)
 from kube.convert.memo import Memo
 from kube.convert.pods import TAINT_EFFECTS
 from kube.convert.resources import resource_list
@@ -38,9 +48,7 @@ def taints(raw: object) -> tuple[Taint, ...]:
     for i, t in enumerate(as_list(raw, "spec.taints")):
         f = f"spec.taints[{i}]"
         t = as_map(t, f)
-        key = as_str(t.get("key"), f"{f}.key")
-        if not key:
-            raise FieldError(f"{f}.key", "required")
+        key = required_str(t.get("key"), f"{f}.key")
         effect = as_str(t.get("effect"), f"{f}.effect")
         if effect not in TAINT_EFFECTS:
             raise FieldError(f"{f}.effect", f"unknown taint effect {describe(effect) if effect else 'empty'} "

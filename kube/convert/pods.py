@@ -17,6 +17,7 @@ from kube.convert.fields import (
     name_of,
     parse_time,
     qty,
+    required_str,
     string_map,
 )
 from kube.convert.memo import Memos
@@ -278,14 +279,10 @@ def pod_volumes(raw: object, pod_name: str) -> tuple[tuple[str, ...], tuple[tupl
     for i, v in enumerate(as_list(raw, "spec.volumes")):
         f = f"spec.volumes[{i}]"
         v = as_map(v, f)
-        name = as_str(v.get("name"), f"{f}.name")
-        if not name:
-            raise FieldError(f"{f}.name", "required")
+        name = required_str(v.get("name"), f"{f}.name")
         if "persistentVolumeClaim" in v:
             pvc = as_map(v.get("persistentVolumeClaim"), f"{f}.persistentVolumeClaim")
-            claim = as_str(pvc.get("claimName"), f"{f}.persistentVolumeClaim.claimName")
-            if not claim:
-                raise FieldError(f"{f}.persistentVolumeClaim.claimName", "required")
+            claim = required_str(pvc.get("claimName"), f"{f}.persistentVolumeClaim.claimName")
             claims.append(claim)
         elif "hostPath" in v:
             as_map(v.get("hostPath"), f"{f}.hostPath")

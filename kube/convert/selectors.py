@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kube.convert.errors import FieldError
-from kube.convert.fields import as_list, as_map, as_str, describe, string_map
+from kube.convert.fields import as_list, as_map, as_str, describe, required_str, string_map
 from kube.convert.labelsyntax import field_requirement_error, requirement_error
 from kube.model import LabelSelector, NodeSelector, NodeSelectorTerm, PodAffinityTerm, Requirement
 
@@ -104,9 +104,7 @@ def affinity_terms(raw: object, namespace: str, field: str) -> tuple[PodAffinity
         namespaces = frozenset(as_str(n, f"{f}.namespaces[{j}]") for j, n in enumerate(raw_namespaces))
         if not namespaces and ns_sel is None:
             namespaces = frozenset((namespace,))
-        topology_key = as_str(term.get("topologyKey"), f"{f}.topologyKey")
-        if not topology_key:
-            raise FieldError(f"{f}.topologyKey", "required")
+        topology_key = required_str(term.get("topologyKey"), f"{f}.topologyKey")
         out.append(
             PodAffinityTerm(label_selector(term.get("labelSelector"), f"{f}.labelSelector"), namespaces, ns_sel,
                             topology_key)

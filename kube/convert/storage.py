@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kube.convert.errors import FieldError, Json
-from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of, string_map
+from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of, required_str, string_map
 from kube.convert.fields import qty as _qty
 from kube.convert.resources import resource_list
 from kube.convert.selectors import label_selector, node_selector
@@ -158,9 +158,7 @@ def convert_storage_class(obj: Json) -> StorageClass:
             for j, e in enumerate(exprs):
                 g = f"{f}.matchLabelExpressions[{j}]"
                 e = as_map(e, g)
-                key = as_str(e.get("key"), f"{g}.key")
-                if not key:
-                    raise FieldError(f"{g}.key", "required")
+                key = required_str(e.get("key"), f"{g}.key")
                 values = tuple(as_str(v, f"{g}.values[{k}]")
                                for k, v in enumerate(as_list(e.get("values"), f"{g}.values")))
                 reqs.append(Requirement(key, "In", values))
@@ -194,8 +192,5 @@ def convert_csi_node(obj: Json) -> CSINode:
     name = name_of(as_map(obj.get("metadata"), "metadata"))
     drivers = []
     for i, d in enumerate(as_list(as_map(obj.get("spec"), "spec").get("drivers"), "spec.drivers")):
-        driver = as_str(as_map(d, f"spec.drivers[{i}]").get("name"), f"spec.drivers[{i}].name")
-        if not driver:
-            raise FieldError(f"spec.drivers[{i}].name", "required")
-        drivers.append(driver)
+        drivers.append(required_str(as_map(d, f"spec.drivers[{i}]").get("name"), f"spec.drivers[{i}].name"))
     return CSINode(name, tuple(drivers))

@@ -34,7 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from tests.fakeapi.patching import PatchError, apply_json_patch, apply_merge_patch
 from tests.fakeapi.resources import BY_PATH, Resource
-from tests.fakeapi.state import ApiError, FakeState
+from tests.fakeapi.state import ApiError, FakeState, fields_match
 
 __all__ = ["FakeAPIServer", "Fault", "Request"]
 
@@ -372,7 +372,7 @@ class _Handler(BaseHTTPRequestHandler):
                     closed, current = state.closed or state.generation != generation, state.rv
                 for event in events:
                     rv = event.rv
-                    if fields and not _fields_match_json(event.obj, fields):
+                    if fields and not fields_match(json.loads(event.obj), fields):
                         continue
                     self._chunk(b'{"type":"%s","object":%s}\n' % (event.type.encode(), event.obj))
                 now = time.monotonic()
@@ -406,15 +406,3 @@ def _field_selector(query: dict[str, str]) -> dict[str, str]:
         key, _, value = part.partition("=")
         out[key.strip()] = value.strip().lstrip("=")
     return out
-
-
-def _fields_match_json(encoded: bytes, fields: dict[str, str]) -> bool:
-    obj = json.loads(encoded)
-    for path, wanted in fields.items():
-        node: Any = obj
-        for part in path.split("."):
-            node = node.get(part) if isinstance(node, dict) else None
-        if str(node or "") != wanted:
-            return False
-    return True
-

@@ -206,7 +206,7 @@ class FakeState:
         with self.cond:
             items = [e.json() for (ns, _), e in self._store.get(resource.key, {}).items()
                      if (namespace is None or ns == namespace)
-                     and (not field_selector or _fields_match(e.obj, field_selector))]
+                     and (not field_selector or fields_match(e.obj, field_selector))]
             return self.rv, items
 
     def events_since(self, rv: int, resource: Resource, namespace: str | None) -> list[WatchEvent]:
@@ -330,7 +330,8 @@ class FakeState:
             self.cond.notify_all()
 
 
-def _fields_match(obj: Json, selector: dict[str, str]) -> bool:
+def fields_match(obj: Json, selector: dict[str, str]) -> bool:
+    """Whether ``obj`` has each dotted ``field`` equal to the wanted value (absent reads as "")."""
     for field, wanted in selector.items():
         node: Any = obj
         for part in field.split("."):
