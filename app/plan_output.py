@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import re
 from typing import Any
 
 import msgspec
@@ -18,8 +17,9 @@ from autoscaler.runonce import LoopDecision
 
 __all__ = ["dumps", "to_json", "to_text"]
 
-#: A number in exponent form, as msgspec writes it (``1e-05`` in ``json``'s spelling).
-_EXPONENT = re.compile(rb"[0-9][eE][-+0-9]")
+#: Floats below this size (zero aside) ``json`` writes in exponent form (``1e-05``) and msgspec
+#: as ``0.00001`` down to 1e-6, then as ``1e-6``: the spellings part.
+_PLAIN_FLOAT_MIN = 1e-4
 #: Floats at least this large are where the two encoders' spellings may part.
 _PLAIN_FLOAT_LIMIT = 1e15
 
@@ -75,7 +75,7 @@ def _plain(value: Any) -> bool:
     if isinstance(value, list):
         return all(_plain(v) for v in value)
     if type(value) is float:
-        return math.isfinite(value) and abs(value) < _PLAIN_FLOAT_LIMIT
+        return value == 0 or (math.isfinite(value) and _PLAIN_FLOAT_MIN <= abs(value) < _PLAIN_FLOAT_LIMIT)
     return True
 
 
@@ -83,16 +83,16 @@ def dumps(document: dict[str, Any]) -> str:
     """``json.dumps(document, indent=1)`` plus a newline, the contract's exact bytes.
 
     ``json``'s indenting encoder is pure Python (a tenth of a second on a 5,000-node
-    plan); msgspec writes the same bytes in C whenever the text is ASCII and no number
-    needs an exponent, which is checked, and ``json`` writes everything else.
+    plan); msgspec writes the same bytes in C whenever the text is ASCII and every float
+    is spelled alike by both (``_plain``, checked on the document), and ``json`` writes
+    everything else.
     """
     try:
         encoded = msgspec.json.encode(document)
     except (TypeError, OverflowError, msgspec.EncodeError):
         encoded = b""
     # ``json`` escapes DEL and everything past ASCII; msgspec writes them as they are.
-    if (encoded and encoded.isascii() and b"\x7f" not in encoded and not _EXPONENT.search(encoded)
-            and _plain(document)):
+    if encoded and encoded.isascii() and b"\x7f" not in encoded and _plain(document):
         return msgspec.json.format(encoded, indent=1).decode("ascii") + "\n"
     return json.dumps(document, indent=1) + "\n"
 

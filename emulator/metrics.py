@@ -82,7 +82,6 @@ class Metrics:
     restores: int = 0
     #: Pod uid -> its pending interval, for every pod that waited for a node in the run.
     pending: dict[str, PendingInterval] = field(default_factory=dict)
-    samples: list[Sample] = field(default_factory=list)
     source: SampleSource | None = None
     _instances: dict[str, int] = field(default_factory=dict)
     _node_seconds: dict[str, float] = field(default_factory=dict)
@@ -148,12 +147,9 @@ class Metrics:
         return [(p.created, p.bound if p.bound is not None else p.deleted) for p in ordered]
 
     def sample(self) -> Sample:
-        """The cluster now: nodes per group, pending pods, storage utilization (also kept in ``samples``)."""
+        """The cluster now: nodes per group, pending pods, storage utilization (the caller keeps the series)."""
         if self.source is None:
             raise RuntimeError("Metrics.sample() needs a source (the world sets it)")
         total_max, total_free = self.source.storage_totals()
         util = (total_max - total_free) / total_max if total_max > 0 else None
-        sample = Sample(self.clock.now, dict(self.source.group_node_counts()), self.source.pending_pod_count(),
-                        util)
-        self.samples.append(sample)
-        return sample
+        return Sample(self.clock.now, dict(self.source.group_node_counts()), self.source.pending_pod_count(), util)

@@ -135,16 +135,14 @@ class Extender:
         except ExtenderError as exc:
             self.metrics.errors.labels("filter").inc()
             log.warning("filter: bad request: %s", exc)
-            return {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
-                    "Error": str(exc)}
+            return _error_result(str(exc))
         try:
             outcome = self.filter_pod(pod, names, nodes)
         except ViewUnavailable as exc:
             # Deciding on a partial view could approve a node whose capacity we have not seen.
             self.metrics.errors.labels("filter").inc()
             log.warning("filter: %s: no complete view of the cluster: %s", pod.ref, exc)
-            return {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
-                    "Error": f"storage-aware extender: no complete view of the cluster: {exc}"}
+            return _error_result(f"storage-aware extender: no complete view of the cluster: {exc}")
         if outcome.failed:
             for reason, count in Counter(outcome.failed.values()).items():
                 self.metrics.failed_nodes.labels(reason).inc(count)
@@ -239,6 +237,11 @@ class Extender:
         for warning in warnings:
             log.warning("filter: %s", warning)
         return pod, [n.name for n in nodes], nodes
+
+
+def _error_result(message: str) -> Json:
+    """An ExtenderFilterResult that fails this pod's scheduling cycle with ``message``."""
+    return {"Nodes": None, "NodeNames": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {}, "Error": message}
 
 
 def _field_message(exc: FieldError | InputError) -> str:

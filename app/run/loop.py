@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
@@ -25,7 +25,7 @@ from app.gc import collector_paused
 from app.run.events import EventEmitter, GroupSize
 from app.run.metrics import Metrics
 from app.run.seams import ActLog, GuardedCluster, GuardedProvider
-from app.run.status import NodeView, StatusTracker, group_views, health_ok
+from app.run.status import GroupView, NodeView, StatusTracker, group_views, health_ok
 from app.run.storage import local_storage_by_group, pods_pending_on_local_storage
 from autoscaler.config import Options
 from autoscaler.loop import Autoscaler
@@ -156,18 +156,17 @@ class LiveLoop:
             self.metrics.last_activity.labels("scaleUp").set(now)
         if started:
             self.metrics.last_activity.labels("scaleDown").set(now)
-        self._metrics(decision)
+        # One read of the nodes and groups for both the metrics and the status ConfigMap.
+        nodes = [NodeView(n.name, n.group, n.readiness) for n in decision.nodes]
+        views = group_views(self.provider.node_groups())
+        self._metrics(decision, nodes, views)
         if self.write_status:
-            nodes = [NodeView(n.name, n.group, n.readiness) for n in decision.nodes]
-            text = self.status.text(now, nodes, group_views(self.provider.node_groups()),
-                                    decision.scale_down.unneeded)
+            text = self.status.text(now, nodes, views, decision.scale_down.unneeded)
             with contextlib.suppress(ClusterAPIError):  # informational; the next loop writes it again
                 self.cluster.inner.write_status(text)
 
-    def _metrics(self, decision: LoopDecision) -> None:
+    def _metrics(self, decision: LoopDecision, nodes: Sequence[NodeView], groups: Sequence[GroupView]) -> None:
         m = self.metrics
-        nodes = [NodeView(n.name, n.group, n.readiness) for n in decision.nodes]
-        groups = group_views(self.provider.node_groups())
         by_state = {"ready": sum(1 for n in nodes if n.readiness == "Ready"),
                     "unready": sum(1 for n in nodes if n.readiness == "Unready"),
                     "notStarted": sum(1 for n in nodes if n.readiness == "NotStarted")}

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from app.cli import main
-
-Run = Callable[[Sequence[str]], tuple[int, str, str]]
+from tests.app.badinput import Run
 
 
 @pytest.fixture

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from app.cli import main
+from tests.app.badinput import NOW_FLAG, Run, write
 from tests.factories import (
     Json,
     node_group_json,
@@ -22,7 +20,6 @@ from tests.factories import (
     yaml_snapshot,
 )
 
-NOW_FLAG = "--now=2026-06-01T12:00:00Z"
 NVME = {"ng": "nvme"}
 
 #: A pod with two 60Gi local claims; w1 has 100Gi free; the nvme group's nodes have 200Gi.
@@ -34,30 +31,6 @@ STORAGE_BOUND: list[Json] = [
     pvc_json("b-es-0", "60Gi"),
     pod_json("es-0", owner=("StatefulSet", "es"), claims=["a-es-0", "b-es-0"]),
 ]
-
-Run = Callable[[Sequence[str]], tuple[int, str, str]]
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Run:
-    """Run ``main`` in-process; returns (exit status, stdout, stderr)."""
-
-    def run(argv: Sequence[str]) -> tuple[int, str, str]:
-        try:
-            code: Any = main(list(argv))
-        except SystemExit as exc:
-            code = exc.code
-        out, err = capsys.readouterr()
-        return int(code), out, err
-
-    return run
-
-
-def write(tmp_path: Path, text: str, name: str = "snapshot.yaml") -> str:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return str(path)
-
 
 def test_json_output_is_the_contract(cli: Run, tmp_path: Path) -> None:
     code, out, err = cli(["plan", write(tmp_path, yaml_snapshot(*STORAGE_BOUND)), NOW_FLAG])
