@@ -52,3 +52,16 @@ class RetryPolicy:
                             retry=retry_if_exception_type(Transient), sleep=self.sleep,
                             before_sleep=log_retry, reraise=True)
         return retrying(fn)
+
+    def call_translated(self, what: str, fn: Callable[[], T], translate: Callable[[Exception, str], Exception], *,
+                        catch: tuple[type[Exception], ...] = (Exception,)) -> T:
+        """``call`` of ``fn``; an exception of ``catch`` it raises is first turned by ``translate`` (the SDK's
+        one translator) into the ``CloudError`` family, so only ``Transient`` ones are retried."""
+
+        def once() -> T:
+            try:
+                return fn()
+            except catch as exc:
+                raise translate(exc, what) from exc
+
+        return self.call(what, once)

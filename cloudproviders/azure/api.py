@@ -81,13 +81,7 @@ class ComputeApi:
             self._owned_credential.close()
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
-        def once() -> T:
-            try:
-                return fn()
-            except Exception as exc:
-                raise translate(exc, what) from exc
-
-        return self._retry.call(what, once)
+        return self._retry.call_translated(what, fn, translate)
 
     def _wait(self, what: str, start: Callable[[], LROPoller[Any]]) -> None:
         def once() -> None:

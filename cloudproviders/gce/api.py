@@ -72,13 +72,7 @@ class ComputeApi:
             client.transport.close()  # type: ignore[no-untyped-call]
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
-        def once() -> T:
-            try:
-                return fn()
-            except Exception as exc:
-                raise translate(exc, what) from exc
-
-        return self._retry.call(what, once)
+        return self._retry.call_translated(what, fn, translate)
 
     # --- reading --------------------------------------------------------------------
 
