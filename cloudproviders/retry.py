@@ -17,10 +17,18 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 
 from cloudproviders.interface import Transient
 
-__all__ = ["RetryPolicy"]
+__all__ = ["RetryPolicy", "retry_after_header"]
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+def retry_after_header(header: str | None) -> float:
+    """Seconds from an HTTP ``Retry-After`` header given in seconds; 1 when absent or not a number."""
+    try:
+        return max(0.0, float(header)) if header is not None else 1.0
+    except ValueError:
+        return 1.0
 
 
 @dataclass(frozen=True, slots=True)
