@@ -20,7 +20,8 @@ from azure.core.polling import LROPoller
 from azure.mgmt.compute import ComputeManagementClient, models
 
 from cloudproviders.azure.errors import translate
-from cloudproviders.azure.settings import AzureSettings, is_loopback_http
+from cloudproviders.azure.settings import AzureSettings
+from cloudproviders.config import is_loopback_http
 from cloudproviders.retry import RetryPolicy
 
 __all__ = ["ComputeApi", "StaticTokenCredential"]

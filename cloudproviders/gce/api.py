@@ -16,9 +16,9 @@ from google.auth.credentials import AnonymousCredentials, Credentials
 from google.auth.exceptions import DefaultCredentialsError
 from google.cloud import compute_v1
 
-from cloudproviders.config import CloudConfigError
+from cloudproviders.config import CloudConfigError, is_loopback_http
 from cloudproviders.gce.errors import operation_error, translate
-from cloudproviders.gce.settings import GceSettings, MigRef, is_loopback_http
+from cloudproviders.gce.settings import GceSettings, MigRef
 from cloudproviders.retry import RetryPolicy
 
 __all__ = ["ComputeApi"]
