@@ -13,6 +13,7 @@ import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from cloudproviders.interface import CloudProvider
 from kube.names import StorageNames
@@ -22,6 +23,7 @@ __all__ = [
     "CloudConfigError",
     "ProviderConfig",
     "StaticGroup",
+    "is_loopback_http",
     "load_provider",
     "parse_nodes_flag",
 ]
@@ -94,3 +96,11 @@ def unique_names(groups: Sequence[StaticGroup]) -> None:
         if group.name in seen:
             raise CloudConfigError(f"--nodes: group {group.name!r} given twice")
         seen.add(group.name)
+
+
+def is_loopback_http(endpoint: str | None) -> bool:
+    """Whether ``endpoint`` is plain http to this machine (a test fake): the one case plain http is allowed."""
+    if endpoint is None:
+        return False
+    parts = urlsplit(endpoint)
+    return parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")

@@ -3,7 +3,8 @@
 Upstream's ``NodeGroupAutoscalingOptions`` names (``scaledownutilizationthreshold``,
 ``scaledownunneededtime``, ...) read case-insensitively into ``GroupOptions``;
 thresholds are numbers, times are Go durations. Shared by the providers that take
-them from tags (GCE metadata, Azure tags), so the words and the errors are the same.
+them from tags (GCE metadata, Azure tags), so the words and the errors are the same; AWS
+shares the names and effects but keeps its own log-and-ignore reader (``aws/template.py``).
 """
 
 from __future__ import annotations

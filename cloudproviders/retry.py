@@ -17,10 +17,18 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 
 from cloudproviders.interface import Transient
 
-__all__ = ["RetryPolicy"]
+__all__ = ["RetryPolicy", "retry_after_header"]
 
 _log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+def retry_after_header(header: str | None) -> float:
+    """Seconds from an HTTP ``Retry-After`` header given in seconds; 1 when absent or not a number."""
+    try:
+        return max(0.0, float(header)) if header is not None else 1.0
+    except ValueError:
+        return 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,3 +60,16 @@ class RetryPolicy:
                             retry=retry_if_exception_type(Transient), sleep=self.sleep,
                             before_sleep=log_retry, reraise=True)
         return retrying(fn)
+
+    def call_translated(self, what: str, fn: Callable[[], T], translate: Callable[[Exception, str], Exception], *,
+                        catch: tuple[type[Exception], ...] = (Exception,)) -> T:
+        """``call`` of ``fn``; an exception of ``catch`` it raises is first turned by ``translate`` (the SDK's
+        one translator) into the ``CloudError`` family, so only ``Transient`` ones are retried."""
+
+        def once() -> T:
+            try:
+                return fn()
+            except catch as exc:
+                raise translate(exc, what) from exc
+
+        return self.call(what, once)

@@ -102,11 +102,4 @@ def _retry_after(headers: object) -> float:
 
 def call(policy: RetryPolicy, what: str, operation: Callable[[], T]) -> T:
     """Run one AWS call: errors translated, ``Transient`` ones retried per ``policy``; raises ``CloudError``."""
-
-    def once() -> T:
-        try:
-            return operation()
-        except (ClientError, BotoCoreError) as error:
-            raise translate(error, what) from error
-
-    return policy.call(what, once)
+    return policy.call_translated(what, operation, translate, catch=(ClientError, BotoCoreError))

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cloudproviders.interface import GroupOptions
+from cloudproviders.options import OPTION_FIELDS, TAINT_EFFECTS
 from kube.duration import parse_duration
 from kube.model import Node, Resources, Taint
 from kube.names import HOSTNAME_LABEL, StorageNames
@@ -41,7 +42,6 @@ _LABEL = TEMPLATE_TAG_PREFIX + "label/"
 _TAINT = TEMPLATE_TAG_PREFIX + "taint/"
 _RESOURCE = TEMPLATE_TAG_PREFIX + "resources/"
 _OPTION = TEMPLATE_TAG_PREFIX + "autoscaling-options/"
-_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _ARCH = {"x86_64": "amd64", "x86_64_mac": "amd64", "arm64": "arm64", "arm64_mac": "arm64", "i386": "386"}
 _GPU_RESOURCE = {"NVIDIA": "nvidia.com/gpu", "AMD": "amd.com/gpu"}
 #: CA's AWS template: 110 pods per node.
@@ -159,22 +159,12 @@ def _taints(group: str, tags: Mapping[str, str]) -> tuple[Taint, ...]:
         if not key.startswith(_TAINT) or key == _TAINT:
             continue
         taint_value, sep, effect = value.rpartition(":")
-        if not sep or effect not in _EFFECTS:
+        if not sep or effect not in TAINT_EFFECTS:
             log.warning("ignoring a taint template tag that is not value:Effect",
                         extra={"node_group": group, "tag": key, "value": value})
             continue
         taints.append(Taint(key.removeprefix(_TAINT), taint_value, effect))
     return tuple(taints)
-
-
-#: CA's option keys (``config/const.go``) -> GroupOptions field, and whether it is a duration.
-_OPTIONS: dict[str, tuple[str, bool]] = {
-    "scaledownutilizationthreshold": ("scale_down_utilization_threshold", False),
-    "scaledowngpuutilizationthreshold": ("scale_down_gpu_utilization_threshold", False),
-    "scaledownunneededtime": ("scale_down_unneeded_seconds", True),
-    "scaledownunreadytime": ("scale_down_unready_seconds", True),
-    "maxnodeprovisiontime": ("max_node_provision_seconds", True),
-}
 
 
 def group_options(group: str, tags: Mapping[str, str]) -> GroupOptions:
@@ -184,13 +174,15 @@ def group_options(group: str, tags: Mapping[str, str]) -> GroupOptions:
         if not key.startswith(_OPTION):
             continue
         option = key.removeprefix(_OPTION)
-        known = _OPTIONS.get(option)
-        if known is None:
+        # CA's option keys (``config/const.go``); here matched as written (case-sensitive) and a bad
+        # tag is logged and ignored, not an error as in options.parse_group_options.
+        field_name = OPTION_FIELDS.get(option)
+        if field_name is None:
             log.warning("ignoring an unknown autoscaling-options tag", extra={"node_group": group, "tag": key})
             continue
-        field_name, is_duration = known
         try:
-            values[field_name] = parse_duration(value, signed=True) if is_duration else float(value)
+            values[field_name] = (float(value) if field_name.endswith("threshold")
+                                  else parse_duration(value, signed=True))
         except ValueError:
             log.warning("ignoring a bad autoscaling-options tag", extra={"node_group": group, "tag": key,
                                                                           "value": value})

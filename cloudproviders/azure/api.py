@@ -20,7 +20,8 @@ from azure.core.polling import LROPoller
 from azure.mgmt.compute import ComputeManagementClient, models
 
 from cloudproviders.azure.errors import translate
-from cloudproviders.azure.settings import AzureSettings, is_loopback_http
+from cloudproviders.azure.settings import AzureSettings
+from cloudproviders.config import is_loopback_http
 from cloudproviders.retry import RetryPolicy
 
 __all__ = ["ComputeApi", "StaticTokenCredential"]
@@ -81,13 +82,7 @@ class ComputeApi:
             self._owned_credential.close()
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
-        def once() -> T:
-            try:
-                return fn()
-            except Exception as exc:
-                raise translate(exc, what) from exc
-
-        return self._retry.call(what, once)
+        return self._retry.call_translated(what, fn, translate)
 
     def _wait(self, what: str, start: Callable[[], LROPoller[Any]]) -> None:
         def once() -> None:

@@ -18,6 +18,7 @@ from cloudproviders.interface import (
     QuotaExceeded,
     Transient,
 )
+from cloudproviders.retry import retry_after_header
 
 __all__ = ["classify_code", "instance_error", "translate"]
 
@@ -42,11 +43,7 @@ def classify_code(code: str, message: str) -> InstanceErrorClass | None:
 
 def _retry_after(exc: azexc.HttpResponseError) -> float:
     headers = getattr(exc.response, "headers", None) or {}
-    header = headers.get("Retry-After")
-    try:
-        return max(0.0, float(header)) if header is not None else 1.0
-    except ValueError:
-        return 1.0
+    return retry_after_header(headers.get("Retry-After"))
 
 
 def translate(exc: Exception, what: str) -> CloudError:

@@ -18,6 +18,7 @@ from cloudproviders.azure.errors import instance_error
 from cloudproviders.azure.skus import SkuInfo
 from cloudproviders.azure.template import GroupTemplate, build_template
 from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState
+from cloudproviders.shrink import plan_shrink
 from kube.model import Node
 from kube.names import StorageNames
 
@@ -202,14 +203,12 @@ class VmssGroup:
         # and may be a registered node.
         self.update(self._api.get_scale_set(self._name), self._min, self._max)
         self.load_instances()
-        unlisted = max(0, self._target - len(self._instances))
-        creating = sorted((i for i in self._instances if i.state is InstanceState.CREATING),
-                          key=lambda i: i.error is None)
-        if -delta > unlisted + len(creating):
+        plan = plan_shrink(self._target, self._instances, delta)
+        if -delta > plan.not_created:
             raise CloudError(f"VMSS {self._name}: attempt to delete existing nodes: capacity {self._target}, "
-                             f"instances not yet created {unlisted + len(creating)}, delta {delta}")
-        by_capacity = min(-delta, unlisted)
-        by_name = [i.id.lower() for i in creating[: -delta - by_capacity]]
+                             f"instances not yet created {plan.not_created}, delta {delta}")
+        by_capacity = plan.by_size
+        by_name = [i.id.lower() for i in plan.by_name]
         if by_capacity:
             self._set_capacity(self._target - by_capacity)
         if by_name:

@@ -25,10 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from cloudproviders.config import CloudConfigError
+from cloudproviders.config import CloudConfigError, is_loopback_http
 from kube.duration import parse_duration
 
-__all__ = ["AzureSettings", "TagSelector", "is_loopback_http", "load_settings", "parse_auto_discovery"]
+__all__ = ["AzureSettings", "TagSelector", "load_settings", "parse_auto_discovery"]
 
 PUBLIC_ENDPOINT = "https://management.azure.com"
 
@@ -52,11 +52,6 @@ class TagSelector:
 
     def selects(self, tags: Mapping[str, str]) -> bool:
         return all(tags.get(key) == value for key, value in self.tags)
-
-
-def is_loopback_http(endpoint: str) -> bool:
-    parts = urlsplit(endpoint)
-    return parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")
 
 
 def parse_auto_discovery(spec: str) -> TagSelector:

@@ -16,9 +16,9 @@ from google.auth.credentials import AnonymousCredentials, Credentials
 from google.auth.exceptions import DefaultCredentialsError
 from google.cloud import compute_v1
 
-from cloudproviders.config import CloudConfigError
+from cloudproviders.config import CloudConfigError, is_loopback_http
 from cloudproviders.gce.errors import operation_error, translate
-from cloudproviders.gce.settings import GceSettings, MigRef, is_loopback_http
+from cloudproviders.gce.settings import GceSettings, MigRef
 from cloudproviders.retry import RetryPolicy
 
 __all__ = ["ComputeApi"]
@@ -72,13 +72,7 @@ class ComputeApi:
             client.transport.close()  # type: ignore[no-untyped-call]
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
-        def once() -> T:
-            try:
-                return fn()
-            except Exception as exc:
-                raise translate(exc, what) from exc
-
-        return self._retry.call(what, once)
+        return self._retry.call_translated(what, fn, translate)
 
     # --- reading --------------------------------------------------------------------
 

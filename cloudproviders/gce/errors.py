@@ -22,6 +22,7 @@ from cloudproviders.interface import (
     QuotaExceeded,
     Transient,
 )
+from cloudproviders.retry import retry_after_header
 
 __all__ = ["instance_error", "operation_error", "translate"]
 
@@ -39,11 +40,8 @@ def is_pool_exhausted(code: str) -> bool:
 
 def _retry_after(exc: gexc.GoogleAPICallError) -> float:
     response = exc.response
-    header = response.headers.get("Retry-After") if isinstance(response, requests.Response) else None
-    try:
-        return max(0.0, float(header)) if header is not None else 1.0
-    except ValueError:
-        return 1.0
+    return retry_after_header(response.headers.get("Retry-After") if isinstance(response, requests.Response)
+                              else None)
 
 
 def _reasons(exc: gexc.GoogleAPICallError) -> set[str]:

@@ -18,6 +18,7 @@ from cloudproviders.gce.prices import LOCAL_SSD_PER_HOUR
 from cloudproviders.gce.settings import MigRef, parse_instance_url
 from cloudproviders.gce.template import GroupTemplate, build_template
 from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState
+from cloudproviders.shrink import plan_shrink
 from kube.model import Node
 from kube.names import StorageNames
 
@@ -192,14 +193,11 @@ class MigGroup:
         # now, and may be a registered node.
         self.update(self._api.get_mig(self.ref), self._min, self._max)
         self.load_instances()
-        unlisted = max(0, self._target - len(self._instances))
-        creating = sorted((i for i in self._instances if i.state is InstanceState.CREATING),
-                          key=lambda i: i.error is None)
-        if -delta > unlisted + len(creating):
+        plan = plan_shrink(self._target, self._instances, delta)
+        if -delta > plan.not_created:
             raise CloudError(f"MIG {self.name}: attempt to delete existing nodes: target {self._target}, "
-                             f"instances not yet created {unlisted + len(creating)}, delta {delta}")
-        by_resize = min(-delta, unlisted)
-        by_name = creating[: -delta - by_resize]
+                             f"instances not yet created {plan.not_created}, delta {delta}")
+        by_resize, by_name = plan.by_size, plan.by_name
         try:
             if by_resize:
                 self._api.resize(self.ref, self._target - by_resize)

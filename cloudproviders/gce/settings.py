@@ -25,10 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from cloudproviders.config import CloudConfigError
+from cloudproviders.config import CloudConfigError, is_loopback_http
 from kube.duration import parse_duration
 
-__all__ = ["GceSettings", "MigRef", "is_loopback_http", "load_settings", "parse_mig_name"]
+__all__ = ["GceSettings", "MigRef", "load_settings", "parse_mig_name"]
 
 _MIG_URL = re.compile(r"(?:^|/)projects/([^/]+)/zones/([^/]+)/(?:instanceGroups|instanceGroupManagers)/([^/]+)$")
 _ZONE_NAME = re.compile(r"^([a-z][-a-z0-9]*)/([a-z]([-a-z0-9]*[a-z0-9])?)$")
@@ -77,13 +77,6 @@ def parse_instance_url(url: str) -> tuple[str, str, str] | None:
     """(project, zone, name) of an instance URL, or None."""
     match = _INSTANCE_URL.search(url)
     return (match.group(1), match.group(2), match.group(3)) if match else None
-
-
-def is_loopback_http(endpoint: str | None) -> bool:
-    if endpoint is None:
-        return False
-    parts = urlsplit(endpoint)
-    return parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")
 
 
 def load_settings(cloud_config: str | None, env: Mapping[str, str]) -> GceSettings:
