@@ -1,6 +1,6 @@
 """The large synthetic cluster benchmark: ``python -m bench.run [options] [--flags PLAN FLAGS...]``.
 
-Generates a cluster with ``../shared/tools/gen-bench-snapshot`` (cached in the output
+Generates a cluster with ``tools/gen-bench-snapshot`` (cached in the output
 directory, keyed by its parameters), then for the scale-up snapshot (with pending pods)
 and the scale-down snapshot (the same cluster, no pending pods) measures, each command in
 a fresh subprocess, wall time and peak RSS of:
@@ -36,7 +36,7 @@ from bench.phases import NOW
 __all__ = ["main"]
 
 REPO = Path(__file__).resolve().parent.parent
-GENERATOR = REPO.parent / "shared" / "tools" / "gen-bench-snapshot"
+GENERATOR = REPO / "tools" / "gen-bench-snapshot"
 DEFAULT_OUT = REPO / "bench" / "out"
 
 #: Targets of issue 11: plan within 2.5x the time of json.load with the collector off, and 0.75x its peak memory.
@@ -407,8 +407,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     if not GENERATOR.is_file():
-        raise BenchError(f"snapshot generator not found: {GENERATOR} (expected ../shared/tools/gen-bench-snapshot "
-                         "beside the repository)")
+        raise BenchError(f"snapshot generator not found: {GENERATOR} (expected tools/gen-bench-snapshot "
+                         "in the repository)")
     for name in ("nodes", "pods_per_node", "pending", "repeat"):
         if getattr(args, name) < (1 if name in ("nodes", "repeat") else 0):
             raise BenchError(f"--{name.replace('_', '-')}: out of range: {getattr(args, name)}")

@@ -3,7 +3,7 @@
 Two cases beside ``bench.run``'s 5,000-node snapshot, both reported as ratios against
 the same machine's ``json.load`` of the same file with the collector off:
 
-* ``pending``: ``../shared/tools/gen-pending-snapshot`` writes 50,000 pending pods of 14
+* ``pending``: ``tools/gen-pending-snapshot`` writes 50,000 pending pods of 14
   shapes (a sixth with local claims) across 4 groups; ``plan`` runs with no node cap
   (``--max-nodes-per-scaleup=1000000 --max-nodegroup-binpacking-duration=1h``) and with
   default limits, each in a fresh process (median of ``--repeat``). The chosen group's
@@ -39,7 +39,7 @@ from bench.run import DEFAULT_OUT, JSON_LOAD_GC_OFF, REPO, BenchError, ensure_sn
 
 __all__ = ["main"]
 
-PENDING_GENERATOR = REPO.parent / "shared" / "tools" / "gen-pending-snapshot"
+PENDING_GENERATOR = REPO / "tools" / "gen-pending-snapshot"
 NO_CAP = ["--max-nodes-per-scaleup=1000000", "--max-nodegroup-binpacking-duration=1h"]
 
 

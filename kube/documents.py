@@ -97,8 +97,12 @@ def json_documents(path: str, text: str) -> Any:
 def _yaml_error(path: str, exc: yaml.YAMLError) -> InputError:
     mark = getattr(exc, "problem_mark", None)
     where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-    problem = getattr(exc, "problem", None) or str(exc)
-    return InputError(path, "", "", f"invalid YAML{where}: {' '.join(str(problem).split())}")
+    problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+    if "maximum nesting depth" in problem:
+        # PyYAML >= 6.0.4 stops at its own depth (1,000) while scanning, before the
+        # event scan below can apply the lower limit: the input is past ours either way.
+        problem = f"nested deeper than the limit of {MAX_DEPTH} levels"
+    return InputError(path, "", "", f"invalid YAML{where}: {problem}")
 
 
 class _Open:

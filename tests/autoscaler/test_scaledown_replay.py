@@ -37,7 +37,7 @@ Change = Callable[[ClusterObjects, random.Random], ClusterObjects]
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> ClusterObjects:
     out = tmp_path_factory.mktemp("replay") / "cluster.json"
-    subprocess.run([sys.executable, str(ROOT.parent / "shared" / "tools" / "gen-bench-snapshot"), "120", "20", "0",
+    subprocess.run([sys.executable, str(ROOT / "tools" / "gen-bench-snapshot"), "120", "20", "0",
                     str(out), "--seed", "3"], check=True, timeout=60, capture_output=True)
     return load_snapshot([str(out)], StorageNames())
 

@@ -30,7 +30,7 @@ from tests.app.badinput import base
 NAMES = StorageNames()
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOTS = sorted([*(ROOT / "examples").glob("*.yaml"),
-                    *(ROOT.parent / "shared" / "examples" / "cases").glob("*.snapshot.yaml")])
+                    *(ROOT / "examples" / "cases").glob("*.snapshot.yaml")])
 #: Values put in place of each field of the base snapshot: wrong types, bad numbers, empties.
 BAD_VALUES: list[Any] = [None, 5, -1, 2**70, 1.5, True, "x", "", "-1", [1], [], {}, {"x": 1}]
 
@@ -84,7 +84,7 @@ def test_shipped_snapshots_as_json_lists(snapshot: Path, tmp_path: Path) -> None
 
 def test_generated_bench_snapshot(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    subprocess.run([sys.executable, str(ROOT.parent / "shared" / "tools" / "gen-bench-snapshot"), "200", "30",
+    subprocess.run([sys.executable, str(ROOT / "tools" / "gen-bench-snapshot"), "200", "30",
                     "100", str(out), "--seed", "1"], check=True, timeout=60, capture_output=True)
     result = assert_same([str(out)], typed=True)
     assert result is not None and len(result.pods) > 6000 and result.volumes and result.claims
