@@ -29,6 +29,10 @@ COPY --from=build /opt/autoscaler /opt/autoscaler
 ENV PATH=/opt/autoscaler/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
+# The official cluster-autoscaler chart runs `./cluster-autoscaler` from `/`: the same
+# flags reach `run`, so that chart can drive this image too.
+RUN printf '#!/bin/sh\nexec python -m autoscaler run "$@"\n' > /cluster-autoscaler \
+ && chmod 0755 /cluster-autoscaler
 # distroless's "nonroot" uid/gid, matching the Deployment's runAsUser.
 USER 65532:65532
 EXPOSE 8085
