@@ -17,7 +17,7 @@ from typing import Any
 from kube.duration import parse_duration as _parse_duration
 from kube.names import StorageNames
 
-__all__ = ["ConfigError", "Options", "ScaleDownMode", "add_flags", "bool_flag", "duration_flag", "options_from_args",
+__all__ = ["ConfigError", "Options", "ScaleDownMode", "ScaleDownOrder", "add_flags", "bool_flag", "duration_flag", "options_from_args",
            "parse_duration"]
 
 
@@ -87,6 +87,34 @@ def _min_max(text: str) -> tuple[int, int]:
 
 _SELECTOR_TERM = r"\s*!?[\w./-]+\s*(?:(?:!=|==|=)\s*[\w.-]*)?\s*"
 _SELECTOR = re.compile(rf"{_SELECTOR_TERM}(?:,{_SELECTOR_TERM})*")
+
+class ScaleDownOrder(StrEnum):
+    """``--scale-down-order``: which candidates are simulated, and deleted, first."""
+
+    #: Least disruption first: bytes of local volumes to unpin, then the pods that restart.
+    DISRUPTION_COST = "disruption-cost"
+    #: Upstream CA's: empty nodes first, then by name.
+    UPSTREAM = "upstream"
+
+
+def _quantity(text: str) -> int:
+    from kube.quantity import QuantityError, parse_quantity
+
+    try:
+        value = parse_quantity(text.strip())
+    except (QuantityError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a quantity (e.g. 500Mi, 2Gi): {exc}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
+def _positive_quantity(text: str) -> int:
+    value = _quantity(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be above 0")
+    return value
+
 
 class ScaleDownMode(StrEnum):
     """``--scale-down-mode``: upstream's per-node thresholds, or seed 001's cluster-wide check."""
@@ -174,6 +202,14 @@ class ScaleDownOptions:
     mode: ScaleDownMode = ScaleDownMode.PER_NODE
     cluster_cpu_threshold: float = 0.5
     cluster_memory_threshold: float = 0.5
+    #: ``--scale-down-order``; None: disruption-cost when storage-aware, else upstream's.
+    order: ScaleDownOrder | None = None
+    #: ``--storage-unpin-throughput`` (bytes/s): how fast the storage driver unpins (snapshots
+    #: and uploads) a node's local volumes; predicts each drain's deadline.
+    unpin_bytes_per_second: int = 100 * 2**20
+    #: ``--scale-down-max-unpin-bytes-in-flight`` (bytes; 0 = unlimited): no new removal
+    #: starts while the bytes being unpinned would exceed it.
+    max_unpin_bytes_in_flight: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +225,13 @@ class Options:
     priority_config_file: str | None = None
     #: Seed of the random expander (the live loop leaves it unset).
     random_seed: int | None = None
+
+    @property
+    def scale_down_order(self) -> ScaleDownOrder:
+        """``--scale-down-order`` as given, else disruption-cost when storage-aware and upstream's otherwise."""
+        if self.scale_down.order is not None:
+            return self.scale_down.order
+        return ScaleDownOrder.DISRUPTION_COST if self.storage_aware else ScaleDownOrder.UPSTREAM
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -239,6 +282,15 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         default=d_down.ignore_mirror_pods_utilization)
     add("--scale-down-simulation-timeout", type=duration_flag, default=d_down.simulation_timeout)
     add("--scale-down-mode", choices=[m.value for m in ScaleDownMode], default=d_down.mode.value)
+    add("--scale-down-order", choices=[o.value for o in ScaleDownOrder], default=None,
+        help="disruption-cost (default when storage-aware): nodes whose removal unpins the fewest bytes and "
+             "restarts the fewest pods go first; upstream: CA's order (empty nodes first, then by name)")
+    add("--storage-unpin-throughput", type=_positive_quantity, default=d_down.unpin_bytes_per_second,
+        metavar="QUANTITY", help="bytes per second the storage driver unpins (e.g. 100Mi); with the bytes on a "
+                                 "node it predicts the drain's deadline (never below --max-pod-eviction-time)")
+    add("--scale-down-max-unpin-bytes-in-flight", type=_quantity, default=d_down.max_unpin_bytes_in_flight,
+        metavar="QUANTITY", help="no new removal starts while the local bytes being unpinned would exceed this "
+                                 "(0: unlimited)")
     add("--scale-down-cluster-cpu-threshold", type=_ratio, default=d_down.cluster_cpu_threshold)
     add("--scale-down-cluster-memory-threshold", type=_ratio, default=d_down.cluster_memory_threshold)
     add("--storage-aware", type=bool_flag, nargs="?", const=True, default=True)
@@ -323,6 +375,9 @@ def options_from_args(args: argparse.Namespace) -> Options:
             mode=ScaleDownMode(a["scale_down_mode"]),
             cluster_cpu_threshold=a["scale_down_cluster_cpu_threshold"],
             cluster_memory_threshold=a["scale_down_cluster_memory_threshold"],
+            order=ScaleDownOrder(a["scale_down_order"]) if a["scale_down_order"] else None,
+            unpin_bytes_per_second=a["storage_unpin_throughput"],
+            max_unpin_bytes_in_flight=a["scale_down_max_unpin_bytes_in_flight"],
         ),
         storage=StorageNames(
             provisioner=a["storage_provisioner"],

@@ -148,6 +148,8 @@ class Pod(msgspec.Struct, frozen=True, gc=False):
     ephemeral_claims: frozenset[str] = frozenset()
     #: ``spec.restartPolicy`` (Always when absent), for upstream's ``IsPodTerminal``.
     restart_policy: str = "Always"
+    #: ``controller.kubernetes.io/pod-deletion-cost`` (0 when absent or not an int32).
+    deletion_cost: int = 0
     #: ``namespace/name``, set from them on construction (whatever is passed): the pod's key
     #: in every table of a loop, read millions of times in a large scale-up.
     ref: str = ""
@@ -184,6 +186,8 @@ class Node:
     max_local_bytes: int | None = None
     scale_down_disabled: bool = False
     annotations: Mapping[str, str] = field(default_factory=dict)
+    #: ``autoscaler.storage.dev/disruption-cost``: seconds an operator adds to the removal cost.
+    disruption_cost: int = 0
 
     def has_taint(self, key: str) -> bool:
         return any(t.key == key for t in self.taints)

@@ -6,16 +6,47 @@ Defaults are Rok's (``../shared/docs/storage-semantics.md``, "Terms"); TopoLVM f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["CA_DELETION_CANDIDATE_TAINT", "CA_TO_BE_DELETED_TAINT", "HOSTNAME_LABEL", "SAFE_TO_EVICT",
-           "SAFE_TO_EVICT_LOCAL_VOLUMES", "SCALE_DOWN_DISABLED", "TOPOLVM_CAPACITY_PREFIX", "StorageNames"]
+__all__ = [
+    "CA_DELETION_CANDIDATE_TAINT",
+    "CA_TO_BE_DELETED_TAINT",
+    "DISRUPTION_COST",
+    "HOSTNAME_LABEL",
+    "POD_DELETION_COST",
+    "SAFE_TO_EVICT",
+    "SAFE_TO_EVICT_LOCAL_VOLUMES",
+    "SCALE_DOWN_DISABLED",
+    "TOPOLVM_CAPACITY_PREFIX",
+    "StorageNames",
+    "annotation_int",
+]
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 CA_TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
 CA_DELETION_CANDIDATE_TAINT = "DeletionCandidateOfClusterAutoscaler"
 SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+#: Kubernetes' ReplicaSet scale-in preference: pods with a lower cost go first (int32, default 0).
+POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+#: This project's node annotation, after CA's ``scale-down-disabled``: seconds of disruption an
+#: operator adds to (or, negative, takes from) the node's computed removal cost.
+DISRUPTION_COST = "autoscaler.storage.dev/disruption-cost"
+
+
+def annotation_int(annotations: Mapping[str, str], key: str) -> int:
+    """An integer annotation, or 0 when absent or not an int32 (the API server takes any string;
+    the ReplicaSet controller reads an unparsable deletion cost as 0 too)."""
+    text = annotations.get(key)
+    if text is None:
+        return 0
+    stripped = text.strip()
+    digits = stripped.removeprefix("-").removeprefix("+")
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 10:
+        return 0
+    value = int(stripped)
+    return value if -(2**31) <= value < 2**31 else 0
 SAFE_TO_EVICT_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"

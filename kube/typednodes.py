@@ -20,7 +20,7 @@ from kube.convert.memo import Memo, Memos
 from kube.convert.nodes import node_storage, taints
 from kube.convert.resources import resource_list
 from kube.model import Node, Resources, Taint
-from kube.names import SCALE_DOWN_DISABLED, StorageNames
+from kube.names import DISRUPTION_COST, SCALE_DOWN_DISABLED, StorageNames, annotation_int
 from kube.rawfields import ABSENT, Declined, raw_value
 
 __all__ = ["NodeDecoder"]
@@ -110,6 +110,7 @@ class NodeDecoder:
             max_local_bytes=most,
             scale_down_disabled=annotations.get(SCALE_DOWN_DISABLED) == "true",
             annotations=annotations,
+            disruption_cost=annotation_int(annotations, DISRUPTION_COST),
         )
 
     def _resource_list(self, raw: Raw, field: str) -> Resources | None:

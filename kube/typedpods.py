@@ -28,7 +28,7 @@ from kube.convert.memo import Memo, Memos
 from kube.convert.pods import DAEMONSET_POD_ANNOTATION, controller_ref, pod_scheduling, pod_volumes
 from kube.convert.resources import cpu_memory_requests, pod_requests
 from kube.model import EMPTY_SCHEDULING, OwnerRef, Pod, PodScheduling, Resources, VolumeSource
-from kube.names import MIRROR_ANNOTATION, SAFE_TO_EVICT, SAFE_TO_EVICT_LOCAL_VOLUMES
+from kube.names import MIRROR_ANNOTATION, POD_DELETION_COST, SAFE_TO_EVICT, SAFE_TO_EVICT_LOCAL_VOLUMES, annotation_int
 from kube.rawfields import ABSENT, Declined, decode_any, raw_value
 
 __all__ = ["PodDecoder"]
@@ -196,6 +196,7 @@ class PodDecoder:
             annotations.get(DAEMONSET_POD_ANNOTATION) == "true",
             ephemeral,
             spec.restartPolicy or "Always",
+            annotation_int(annotations, POD_DELETION_COST),
         ), meta.namespace or ""
 
     def _owner(self, raw: Raw) -> OwnerRef | None:

@@ -20,7 +20,7 @@ from kube.convert.memo import Memo
 from kube.convert.pods import TAINT_EFFECTS
 from kube.convert.resources import resource_list
 from kube.model import Node, Taint
-from kube.names import SCALE_DOWN_DISABLED, TOPOLVM_CAPACITY_PREFIX, StorageNames
+from kube.names import DISRUPTION_COST, SCALE_DOWN_DISABLED, TOPOLVM_CAPACITY_PREFIX, StorageNames, annotation_int
 from kube.quantity import INT64_MAX
 
 __all__ = ["convert_node", "node_storage", "taints"]
@@ -106,4 +106,5 @@ def convert_node(obj: Json, names: StorageNames, warnings: list[str], times: Mem
         max_local_bytes=most,
         scale_down_disabled=annotations.get(SCALE_DOWN_DISABLED) == "true",  # exact, as upstream
         annotations=annotations,
+        disruption_cost=annotation_int(annotations, DISRUPTION_COST),
     )

@@ -35,7 +35,7 @@ from kube.model import (
     Toleration,
     VolumeSource,
 )
-from kube.names import MIRROR_ANNOTATION, SAFE_TO_EVICT, SAFE_TO_EVICT_LOCAL_VOLUMES
+from kube.names import MIRROR_ANNOTATION, POD_DELETION_COST, SAFE_TO_EVICT, SAFE_TO_EVICT_LOCAL_VOLUMES, annotation_int
 
 #: Upstream ``pod_util.DaemonSetPodAnnotationKey``: a pod to treat as a DaemonSet's.
 DAEMONSET_POD_ANNOTATION = "cluster-autoscaler.kubernetes.io/daemonset-pod"
@@ -373,4 +373,5 @@ def convert_pod(obj: Json, namespace_default: str = "default", memos: Memos | No
         daemonset_annotation=annotations.get(DAEMONSET_POD_ANNOTATION) == "true",
         ephemeral_claims=ephemeral,
         restart_policy=as_str(spec.get("restartPolicy"), "spec.restartPolicy") or "Always",
+        deletion_cost=annotation_int(annotations, POD_DELETION_COST),
     )
