@@ -12,6 +12,8 @@ The driver unpins at 1 s/GiB: 100 s for ``data-pv``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from autoscaler.loop import Autoscaler
@@ -103,3 +105,19 @@ def test_a_driver_stuck_for_a_while_is_waited_out_and_the_node_goes_once_it_unpi
     assert history[-1][0] >= tainted_again + 100, "not before the driver unpinned the volume"
     assert world.cluster.node("nvme-2") is None
     assert world.metrics.data_loss_events == []
+
+
+@pytest.mark.parametrize(("storage_aware", "events", "losses"), [
+    pytest.param(True, [(600.0, "Tainted"), (720.0, "Failed"), (1320.0, "Tainted"),
+                        (1420.0, "Deleted")], 0, id="storage-aware-waits-for-the-unpin"),
+    pytest.param(False, [(600.0, "Tainted"), (600.0, "Deleted")], 1, id="upstream-loses-data-pv"),
+])
+def test_the_shipped_stuck_driver_scenario(storage_aware: bool, events: list[tuple[float, str]], losses: int) -> None:
+    from app.simulate.runner import run_scenario
+    from emulator.scenario import load_scenario
+
+    scenario = load_scenario(Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "stuck-driver.yaml")
+    run = run_scenario(scenario, options(f"--storage-aware={str(storage_aware).lower()}"))
+    assert run.world is not None
+    assert [(a.time - run.world.start, a.kind.value) for a in run.actuation if a.kind.value != "Evicted"] == events
+    assert len(run.world.metrics.data_loss_events) == losses

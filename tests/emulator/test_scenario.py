@@ -173,7 +173,8 @@ def test_world_rejects_bad_objects_and_targets(objects: list[Json], events: list
     assert (caught.value.obj, caught.value.field) == (obj, field)
 
 
-@pytest.mark.parametrize("name", ["storage-scale-up", "storage-scale-down", "mixed-day", "cloud-stockout"])
+@pytest.mark.parametrize("name", ["storage-scale-up", "storage-scale-down", "mixed-day", "cloud-stockout",
+                                  "stuck-driver"])
 def test_examples_load_and_build(name: str) -> None:
     scenario = load_scenario(EXAMPLES / f"{name}.yaml")
     assert scenario.name == name
