@@ -10,6 +10,7 @@ that moment:
 * no pod annotated ``safe-to-evict: "on-completion"`` still runs on it: it was left to
   finish, and deleting the node would kill it (upstream's actuator aborts an empty
   node's deletion the same way, ``core/scaledown/actuation/actuator.go``);
+* no object the live view could not read could pin it (storage-semantics 3.8);
 * storage-aware, no bound PV is pinned to it (storage-semantics 3.7): one that cannot
   be migrated means the node must stay (a pod with a pinned local volume may have
   landed while it drained); one of the migratable local provisioner means the storage
@@ -22,10 +23,11 @@ drained and unready nodes all pass through it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from autoscaler.config import Options
 from autoscaler.scaledown.local_volumes import pinned_local_volumes, unpinning_local_volumes
+from autoscaler.scaledown.unreadable import UnreadableProtection, unreadable_protection
 from cloudproviders.interface import CloudProvider, NodeGroup
 from kube.model import ClusterObjects, Node
 from simulator.volumes import VolumeIndex
@@ -44,6 +46,8 @@ class RemovalView:
     unpinning: Mapping[str, list[str]]
     #: node -> running pods annotated ``safe-to-evict: "on-completion"``.
     on_completion: Mapping[str, list[str]]
+    #: Objects the live view could not read, and the nodes they could pin (storage-semantics 3.8).
+    unreadable: UnreadableProtection = field(default_factory=UnreadableProtection)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +83,7 @@ def removal_view(objects: ClusterObjects, options: Options) -> RemovalView:
         if pod.evict_on_completion and pod.node_name and not pod.is_terminal:
             on_completion.setdefault(pod.node_name, []).append(pod.ref)
     return RemovalView(nodes, pinned_local_volumes(objects, volumes, nodes),
-                       unpinning_local_volumes(objects, volumes, nodes), on_completion)
+                       unpinning_local_volumes(objects, volumes, nodes), on_completion, unreadable_protection(objects))
 
 
 def removal_blocker(view: RemovalView, node_name: str, group_name: str, provider: CloudProvider
@@ -92,7 +96,9 @@ def removal_blocker(view: RemovalView, node_name: str, group_name: str, provider
     if group is None or group.name != group_name:
         now_in = f"node group {group.name}" if group is not None else "no node group"
         return Blocked(f"node {node_name} left node group {group_name} (now in {now_in})")
-    pinned = view.pinned.get(node_name)
+    if view.unreadable.hold:
+        return Blocked(view.unreadable.hold_reason)
+    pinned = [*view.pinned.get(node_name, ()), *view.unreadable.nodes.get(node_name, ())]
     if pinned:
         return Blocked("node now holds local volume(s) that cannot be migrated, deleting it would lose their data: "
                        + ", ".join(sorted(pinned)))

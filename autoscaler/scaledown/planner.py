@@ -7,7 +7,9 @@ Pure: reads the loop's ``LoopContext`` and the memory kept between loops, return
    not autoscaled, unready handling, utilization (CPU/memory, plus storage when
    storage-aware), then node group min size and cluster minimum resources.
 2. Removal simulation, empty nodes first: the drain rules classify the node's pods;
-   a node holding a non-migratable local volume is kept (``NodeHasLocalVolumes``);
+   a node holding a non-migratable local volume, or one an object the live view could
+   not read may pin (``unreadable.py``), is kept (``NodeHasLocalVolumes``; an object
+   that could pin any node holds scale-down back entirely);
    every pod to move must find another node through the predicate checker, with the
    local provisioner's volumes simulated as unpinned. Placements are committed, so
    storage and CPU moved in one pass add up, and a node chosen for removal is no
@@ -51,6 +53,7 @@ from autoscaler.scaledown.types import (
     Unremovable,
     UnremovableReason,
 )
+from autoscaler.scaledown.unreadable import unreadable_protection
 
 __all__ = ["RemovalCandidate", "ScaleDownMemory", "ScaleDownPlan", "Unremovable", "plan_scale_down"]
 
@@ -60,9 +63,16 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     from autoscaler.scaledown.cluster_wide import plan_cluster_wide
     from autoscaler.scaledown.deletion import choose_deletions, unneeded_since
 
+    shield = unreadable_protection(sim.objects)
+    if shield.hold:
+        return ScaleDownPlan.skipped(shield.hold_reason, memory.unneeded_since, memory.last_pass)
     candidates, unremovable = check_eligibility(sim, memory)
     kept: list[Unremovable] = list(unremovable)
     local_volumes = sim.pinned_local_volumes()
+    if shield.nodes:
+        # An object the live view could not read may hold data there: keep the node (unreadable.py).
+        local_volumes = {n: [*local_volumes.get(n, []), *shield.nodes.get(n, [])]
+                         for n in {*local_volumes, *shield.nodes}}
     # Empty nodes first (upstream), then by name for a stable order.
     ordered = sorted(candidates, key=lambda c: (not c.looks_empty, c.name))
     cluster_wide = sim.options.scale_down.mode == ScaleDownMode.CLUSTER_WIDE
