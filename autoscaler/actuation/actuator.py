@@ -72,6 +72,8 @@ class DeletionTask:
     terminating: dict[PodKey, float] = field(default_factory=dict)
     refusals: int = 0
     last_refusal: str = ""
+    #: The plan found no pod to move: the node must still be empty at the last look.
+    planned_empty: bool = False
 
 
 @dataclass(slots=True)
@@ -133,7 +135,7 @@ class Actuator:
             self.untaint_pending.discard(cand.node)
             self.tasks[cand.node] = DeletionTask(
                 cand.node, cand.group, now, now + self.options.scale_down.max_pod_eviction_seconds,
-                {(p.namespace, p.name): min(p.grace_seconds, cap) for p in pods})
+                {(p.namespace, p.name): min(p.grace_seconds, cap) for p in pods}, planned_empty=cand.empty)
             self._event(step, cand.node, ActuationKind.TAINTED, f"draining {len(pods)} pod(s)")
             started.append(cand.node)
         for name in started:
@@ -202,7 +204,7 @@ class Actuator:
         try:
             if step.view is None:
                 step.view = removal_view(self.cluster.list_objects(), self.options)
-            checked = removal_blocker(step.view, task.node, task.group, self.provider)
+            checked = removal_blocker(step.view, task.node, task.group, self.provider, empty=task.planned_empty)
         except ClusterAPIError:
             return None  # no complete view now: decide next step
         if isinstance(checked, Blocked):

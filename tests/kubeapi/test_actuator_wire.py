@@ -231,3 +231,22 @@ def test_a_pinned_volume_is_waited_for_and_the_node_goes_once_the_driver_unpins_
     deleted = [(e.time - NOW, e.kind) for e in events if e.kind is ActuationKind.DELETED]
     assert deleted == [(70.0, ActuationKind.DELETED)], events
     assert wire.group.deleted == ["n1"]
+
+
+@pytest.mark.parametrize(("late", "outcome"), [
+    pytest.param(pod_json("late", "1", node="n1", pending=False), ActuationKind.FAILED, id="pod-scheduled-since"),
+    pytest.param(pod_json("agent", "1", node="n1", pending=False, owner=("DaemonSet", "agent")),
+                 ActuationKind.DELETED, id="daemonset-pod-goes-with-the-node"),
+])
+def test_an_empty_node_that_got_a_pod_since_the_plan_is_not_deleted(wire: Wire, late: Json,
+                                                                      outcome: ActuationKind) -> None:
+    wire.api.state.remove("Pod", "app", "default")
+    wire.api.state.put(late)
+    wire.synced()
+    actuator = Actuator(wire.cluster, wire.cloud, options())
+    status = actuator.start([RemovalCandidate("n1", "g", True, NodeDrain(), {})], NOW)
+    [end] = [e for e in status.events if e.kind in (ActuationKind.DELETED, ActuationKind.FAILED)]
+    assert end.kind is outcome
+    if outcome is ActuationKind.FAILED:
+        assert end.message == "no longer removable: the node was empty, pod(s) scheduled there since: default/late"
+        assert wire.group.deleted == [] and not wire.tainted()
