@@ -250,3 +250,29 @@ def test_an_empty_node_that_got_a_pod_since_the_plan_is_not_deleted(wire: Wire, 
     if outcome is ActuationKind.FAILED:
         assert end.message == "no longer removable: the node was empty, pod(s) scheduled there since: default/late"
         assert wire.group.deleted == [] and not wire.tainted()
+
+
+@pytest.mark.parametrize(("ready", "drained"), [
+    pytest.param(True, False, id="empty-node"),
+    pytest.param(True, True, id="drained-node"),
+    pytest.param(False, False, id="unready-node"),
+])
+def test_every_deleting_path_waits_for_a_pinned_volume(wire: Wire, ready: bool, drained: bool) -> None:
+    _migratable_volume_stays_pinned(wire)
+    if not drained:
+        wire.api.state.remove("Pod", "app", "default")
+    if not ready:
+        node = wire.api.state.get("Node", "n1")
+        node["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+        wire.api.state.put(node)
+    wire.synced()
+    actuator = Actuator(wire.cluster, wire.cloud, options())
+    pods = [p for p in wire.cluster.list_objects().pods if p.node_name == "n1"]
+    events = list(actuator.start([RemovalCandidate("n1", "g", ready, NodeDrain(to_move=tuple(pods)), {})],
+                                 NOW).events)
+    for at in TICKS:
+        wire.synced()
+        events.extend(actuator.tick(NOW + at).events)
+    ends = [(e.time - NOW, e.kind) for e in events if e.kind in (ActuationKind.DELETED, ActuationKind.FAILED)]
+    assert ends == [(120.0, ActuationKind.FAILED)], events
+    assert wire.group.deleted == [] and not wire.tainted()
