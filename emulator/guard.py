@@ -23,6 +23,7 @@ import msgspec.structs
 from emulator.budgets import IntOrPercent, PdbSpec
 from emulator.clock import SimClock
 from emulator.cluster import OwnerKey, SimCluster, hostname, is_draining
+from emulator.driver_faults import DriverFaults
 from emulator.ids import IdSource
 from kube.convert import convert_pod, parse_label_selector_string
 from kube.model import Controller, LabelSelector, Pod, Requirement
@@ -43,6 +44,8 @@ class GuardController:
         selector = parse_label_selector_string(names.guard_pod_selector)
         #: The labels every guard carries: the equality part of the autoscaler's guard selector.
         self.labels = {r.key: r.values[0] for r in selector.requirements if r.operator == "In" and len(r.values) == 1}
+        #: A scenario's storage-driver faults (``NoGuard``, ``NoDriver``); None: none.
+        self.faults: DriverFaults | None = None
 
     @staticmethod
     def name_for(node: str) -> str:
@@ -58,7 +61,8 @@ class GuardController:
     def reconcile(self, node_name: str) -> None:
         node = self.cluster.node(node_name)
         key = self.owner_key(node_name)
-        if node is None:
+        if node is None or (self.faults is not None and not self.faults.guarded(node_name)):
+            # The node is gone, or a scenario's NoGuard/NoDriver fault says no guard runs there.
             if self.cluster.controller(key) is not None:
                 for pod in self.cluster.owned_pods(key):
                     self.cluster.remove_pod((pod.namespace, pod.name))

@@ -19,6 +19,11 @@ controllers, ``NodeGroup`` objects) plus exactly one ``Scenario`` object::
       - {group: nvme, kind: Quota, from: 0s, until: 10m}           # increase_size raises QuotaExceeded
       - {group: general, kind: Transient, times: 2}                # the next 2 increase_size calls raise
       - {group: general, kind: SlowProvisioning, provisioningDelay: 20m}  # boots take this long
+      storageDriverFaults:            # optional: what the storage driver gets wrong (group: "" = all)
+      - {group: nvme, kind: SlowUnpin, unpinSecondsPerGiB: 5, from: 0s, until: 1h}  # snapshots crawl
+      - {group: nvme, kind: StuckUnpin, from: 10m, until: 40m}     # nothing is unpinned in the window
+      - {kind: NoGuard}                                            # no guard pods or budgets anywhere
+      - {group: nvme, kind: NoDriver, from: 0s, until: 30m}        # no driver: no unpin, no guard
       events:
       - at: 10m
         create: [<objects>]
@@ -50,6 +55,8 @@ __all__ = [
     "DEFAULT_START",
     "SCENARIO_API",
     "CloudFault",
+    "DriverFault",
+    "DriverFaultKind",
     "FaultKind",
     "ObjectKey",
     "ScaleAction",
@@ -146,6 +153,28 @@ class FaultKind(StrEnum):
     SLOW_PROVISIONING = "SlowProvisioning"
 
 
+class DriverFaultKind(StrEnum):
+    """What the simulated storage driver (or its operator) gets wrong on a group's nodes during a window."""
+
+    #: Unpinning takes ``unpinSecondsPerGiB`` (of the fault) per GiB instead of the scenario's.
+    SLOW_UNPIN = "SlowUnpin"
+    #: The driver runs (capacity reported, guards kept) but unpins nothing in the window.
+    STUCK_UNPIN = "StuckUnpin"
+    #: The driver unpins as usual but its operator keeps no guard pod or budget there.
+    NO_GUARD = "NoGuard"
+    #: No driver and no guard: nothing is unpinned, nothing guards the node.
+    NO_DRIVER = "NoDriver"
+
+
+class _DriverFaultModel(_Model):
+    #: Empty: every node.
+    group: str = ""
+    kind: DriverFaultKind
+    start: Duration = Field(alias="from", default=0.0)
+    until: Duration | None = None
+    unpin_seconds_per_gib: float | None = Field(alias="unpinSecondsPerGiB", default=None, ge=0, allow_inf_nan=False)
+
+
 class _FaultModel(_Model):
     group: str = Field(min_length=1)
     kind: FaultKind
@@ -164,6 +193,7 @@ class _SpecModel(_Model):
     storage_driver_start_delay: Duration = Field(alias="storageDriverStartDelay", ge=0)
     unpin_seconds_per_gib: float = Field(alias="unpinSecondsPerGiB", ge=0, allow_inf_nan=False)
     cloud_faults: list[_FaultModel] = Field(alias="cloudFaults", default_factory=list)
+    storage_driver_faults: list[_DriverFaultModel] = Field(alias="storageDriverFaults", default_factory=list)
     events: list[_EventModel] = Field(default_factory=list)
 
 
@@ -214,6 +244,21 @@ class CloudFault:
 
 
 @dataclass(frozen=True, slots=True)
+class DriverFault:
+    """A fault of the simulated storage driver on ``group``'s nodes ("" for all) in [start, end)."""
+
+    group: str
+    kind: DriverFaultKind
+    #: Seconds after the scenario's start.
+    start: float
+    end: float
+    #: ``SlowUnpin``: seconds per GiB.
+    unpin_seconds_per_gib: float = 0.0
+    #: Position in ``spec.storageDriverFaults``, for error messages.
+    index: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
     name: str
     #: The file it came from (error messages name it).
@@ -230,6 +275,7 @@ class Scenario:
     #: Sorted by time (stable: file order among equal times).
     events: tuple[ScenarioEvent, ...] = ()
     cloud_faults: tuple[CloudFault, ...] = ()
+    storage_driver_faults: tuple[DriverFault, ...] = ()
 
     @property
     def end(self) -> float:
@@ -315,6 +361,7 @@ def parse_scenario(docs: list[Json], source: str) -> Scenario:
         unpin_seconds_per_gib=spec.unpin_seconds_per_gib,
         events=tuple(events),
         cloud_faults=_faults(spec, source, ref),
+        storage_driver_faults=_driver_faults(spec, source, ref),
     )
 
 
@@ -330,6 +377,21 @@ def _faults(spec: _SpecModel, source: str, ref: str) -> tuple[CloudFault, ...]:
                              "required for SlowProvisioning" if f.provisioning_delay is None
                              else f"only SlowProvisioning takes it, not {f.kind.value}")
         faults.append(CloudFault(f.group, f.kind, f.start, end, f.times, f.provisioning_delay or 0.0, i))
+    return tuple(faults)
+
+
+def _driver_faults(spec: _SpecModel, source: str, ref: str) -> tuple[DriverFault, ...]:
+    faults = []
+    for i, f in enumerate(spec.storage_driver_faults):
+        where = f"spec.storageDriverFaults[{i}]"
+        end = spec.duration if f.until is None else f.until
+        if end <= f.start:
+            raise InputError(source, ref, f"{where}.until", f"{end:g}s is not after from ({f.start:g}s)")
+        if (f.kind is DriverFaultKind.SLOW_UNPIN) != (f.unpin_seconds_per_gib is not None):
+            raise InputError(source, ref, f"{where}.unpinSecondsPerGiB",
+                             "required for SlowUnpin" if f.unpin_seconds_per_gib is None
+                             else f"only SlowUnpin takes it, not {f.kind.value}")
+        faults.append(DriverFault(f.group, f.kind, f.start, end, f.unpin_seconds_per_gib or 0.0, i))
     return tuple(faults)
 
 

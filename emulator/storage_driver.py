@@ -10,6 +10,11 @@
   loses its node affinity and the node's capacity annotation grows by its size. A volume
   still used by a running pod waits until the pod leaves. When no pinned local volume is
   left, the operator deletes the node's guard budget (thesis 3.2.2, step 4).
+* Faults (``spec.storageDriverFaults``, ``driver_faults.py``): unpinning can be slow
+  (``SlowUnpin``), stuck (``StuckUnpin``: an unpin in flight never completes and none
+  starts in the window), or the driver absent (``NoDriver``: not started, nothing
+  unpinned); the volumes stay pinned, and only the autoscaler's own last look keeps
+  the node from being deleted with their data.
 * Calling off the drain (taint removed, uncordoned) cancels the unpin in progress; the
   volumes already unpinned stay unpinned (they are restored wherever their pod lands).
 
@@ -23,7 +28,9 @@ from collections.abc import Callable
 
 from emulator.clock import SimClock
 from emulator.cluster import SimCluster, is_draining, pinned_host
+from emulator.driver_faults import DriverFaults
 from emulator.guard import GuardController
+from emulator.scenario import DriverFaultKind
 from emulator.timeline import Timeline
 from kube.model import Node
 from kube.names import StorageNames
@@ -46,7 +53,7 @@ def with_capacity(node: Node, names: StorageNames, free: int, max_bytes: int | N
 class StorageDriver:
     def __init__(self, cluster: SimCluster, clock: SimClock, timeline: Timeline, guard: GuardController,
                  names: StorageNames, *, start_delay: float, unpin_seconds_per_gib: float,
-                 max_capacity_for: Callable[[Node], int | None]) -> None:
+                 max_capacity_for: Callable[[Node], int | None], faults: DriverFaults | None = None) -> None:
         self.cluster = cluster
         self.clock = clock
         self.timeline = timeline
@@ -55,6 +62,7 @@ class StorageDriver:
         self.start_delay = start_delay
         self.unpin_seconds_per_gib = unpin_seconds_per_gib
         self.max_capacity_for = max_capacity_for
+        self.faults = faults
         #: Nodes whose driver start is scheduled (or done).
         self._starting: set[str] = set()
         #: node -> the PV being unpinned there.
@@ -79,14 +87,20 @@ class StorageDriver:
                 at = max(now, (node.created if node.created is not None else now) + self.start_delay)
                 self.timeline.schedule(at, f"storage driver starts on {node_name}", lambda: self._start(node_name))
             return
-        if is_draining(node):
+        if is_draining(node) and self._unpins(node_name):
             self._drain_step(node)
         elif node_name in self._unpinning:
             self._cancel(node_name)
 
+    def _unpins(self, node_name: str) -> bool:
+        return self.faults is None or self.faults.unpins(node_name)
+
     def _start(self, node_name: str) -> None:
         node = self.cluster.node(node_name)
         if node is None or node.free_local_bytes is not None:
+            return
+        if self.faults is not None and DriverFaultKind.NO_DRIVER in self.faults.kinds(node_name):
+            self._starting.discard(node_name)  # started again when the fault's window ends
             return
         max_bytes = self.max_capacity_for(node)
         if max_bytes is None:
@@ -119,7 +133,10 @@ class StorageDriver:
         pv = candidates[0]
         generation = self._generation.get(node.name, 0)
         self._unpinning[node.name] = pv.name
-        seconds = pv.capacity / GiB * self.unpin_seconds_per_gib
+        rate = self.unpin_seconds_per_gib
+        if self.faults is not None:
+            rate = self.faults.unpin_seconds_per_gib(node.name, rate)
+        seconds = pv.capacity / GiB * rate
         self.timeline.schedule(self.clock.now + seconds, f"unpin {pv.name} from {node.name}",
                                lambda: self._unpinned(node.name, pv.name, generation))
 
@@ -127,6 +144,8 @@ class StorageDriver:
         if self._generation.get(node_name, 0) != generation or self._unpinning.get(node_name) != pv_name:
             return  # cancelled
         del self._unpinning[node_name]
+        if not self._unpins(node_name):
+            return  # stuck or gone: this snapshot never completes; another starts once the driver is back
         node = self.cluster.node(node_name)
         pv = self.cluster.volume(pv_name)
         if node is None or pv is None or pinned_host(pv) is None:

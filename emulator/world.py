@@ -31,6 +31,7 @@ from emulator.clock import SimClock
 from emulator.cloud import SimCloud
 from emulator.cluster import SimCluster
 from emulator.controllers import WORKLOAD_KINDS, WorkloadControllers
+from emulator.driver_faults import DriverFaults
 from emulator.guard import GuardController
 from emulator.ids import IdSource
 from emulator.metrics import Metrics, Sample
@@ -79,10 +80,12 @@ class World:
         self.cloud = SimCloud(initial.objects.node_groups, self.cluster, self.clock, self.timeline,
                               metrics=self.metrics, names=names, provisioning_delay=scenario.provisioning_delay,
                               faults=scenario.cloud_faults, start=scenario.start)
+        self.driver_faults = self._driver_faults(scenario, groups)
+        self.guard.faults = self.driver_faults
         self.driver = StorageDriver(self.cluster, self.clock, self.timeline, self.guard, names,
                                     start_delay=scenario.storage_driver_start_delay,
                                     unpin_seconds_per_gib=scenario.unpin_seconds_per_gib,
-                                    max_capacity_for=self._max_capacity_for)
+                                    max_capacity_for=self._max_capacity_for, faults=self.driver_faults)
         self.metrics.source = self
         self.cluster.on_change = self.settle
         self.cluster.schedule = self.timeline.schedule
@@ -167,6 +170,26 @@ class World:
         return total_max, total_free
 
     # --- building and events ----------------------------------------------------------------------
+    def _driver_faults(self, scenario: Scenario, groups: set[str]) -> DriverFaults:
+        """The scenario's storage-driver faults; at each window's edges every node is reconciled again."""
+        for fault in scenario.storage_driver_faults:
+            if fault.group and fault.group not in groups:
+                raise InputError(scenario.source, scenario.ref, f"spec.storageDriverFaults[{fault.index}].group",
+                                 f"no NodeGroup {fault.group!r} in the scenario")
+
+        def group_of(node: str) -> str | None:
+            group = self.cloud.group_of(node)
+            return group.name if group is not None else None
+
+        faults = DriverFaults(scenario.storage_driver_faults, self.clock, scenario.start, group_of)
+        for at in faults.boundaries():
+            if 0 < at < scenario.duration:
+                self.timeline.schedule(scenario.start + at, "storage driver fault window edge", self._touch_nodes)
+        return faults
+
+    def _touch_nodes(self) -> None:
+        self.cluster.changed_nodes.update(n.name for n in self.cluster.nodes())
+
     def _max_capacity_for(self, node: Node) -> int | None:
         if node.max_local_bytes is not None:
             return node.max_local_bytes

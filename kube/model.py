@@ -63,6 +63,7 @@ __all__ = [
     "StorageClass",
     "Taint",
     "Toleration",
+    "Unreadable",
     "VolumeSource",
     "parse_int64",
 ]
@@ -314,6 +315,28 @@ class NodeGroupSpec:
         return all(node.labels.get(k) == v for k, v in self.node_selector)
 
 
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """An object the converter refused (the live view drops it), with what is known of where its data lives.
+
+    Read leniently from the raw JSON (``kube/unreadable.py``) so the decision code can keep
+    every node the object could pin (storage-semantics 3.8).
+    """
+
+    kind: str
+    #: ``Kind/namespace/name`` or ``Kind/name``.
+    ref: str
+    #: Why the converter refused it (names the field).
+    message: str
+    #: Pods: the node it runs on ("" when none).
+    node_name: str = ""
+    #: Claims: their (namespace, name), so the PVs bound to them are known.
+    claim: tuple[str, str] | None = None
+    #: PersistentVolumes: every string its required node affinity names (any key); empty
+    #: when it has no node affinity (pins nothing); None when the affinity cannot be read.
+    affinity_values: frozenset[str] | None = frozenset()
+
+
 @dataclass(slots=True)
 class ClusterObjects:
     """Every object of one snapshot, indexed the way the decision code reads them."""
@@ -336,3 +359,5 @@ class ClusterObjects:
     priority_config: str | None = None
     #: Things worth telling a person that do not stop the decision (bad annotations).
     warnings: list[str] = field(default_factory=list)
+    #: Objects the live view could not convert (``plan`` refuses them instead).
+    unreadable: list[Unreadable] = field(default_factory=list)

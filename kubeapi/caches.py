@@ -146,7 +146,7 @@ class Caches:
         """
         nodes = self.nodes()
         pods = self.informers.get("pods")
-        bad = {node for node in pods.failed.values() if node} if pods is not None else set()
+        bad = {u.node_name for u in pods.failed.values() if u.node_name} if pods is not None else set()
         if not bad:
             return nodes
         return [dataclasses.replace(n, scale_down_disabled=True) if n.name in bad else n for n in nodes]
@@ -195,4 +195,5 @@ class Caches:
                 namespaces={k[1]: v for k, v in namespaces.store.items()} if namespaces else {},  # type: ignore[misc]
                 priority_config=cast(str | None, priority[0]) if priority else None,
                 warnings=warnings,
+                unreadable=[u for informer in self.informers.values() for u in informer.failed.values()],
             )

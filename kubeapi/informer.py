@@ -24,7 +24,9 @@ import msgspec
 
 from kube.clusterapi import ClusterAPIError, NotFound
 from kube.convert import Converter, InputError
+from kube.model import Unreadable
 from kube.names import StorageNames
+from kube.unreadable import unreadable_of
 from kubeapi.gcpause import collector_paused
 from kubeapi.kinds import Key, Kind, convert_one, key_of, typed_decoder
 from kubeapi.transport import DROPPED, Expired, ListBody, Transport, WatchEvent, decode_item
@@ -55,9 +57,9 @@ class Informer:
         self.store: dict[Key, object] = {}
         #: Warnings of conversion (bad annotations) and objects that failed to convert, by key.
         self.warnings: dict[Key, list[str]] = {}
-        #: Objects that failed to convert (left out of ``store``): key -> their ``spec.nodeName``
-        #: ("" when none), so the caches can protect the node a bad pod runs on.
-        self.failed: dict[Key, str] = {}
+        #: Objects that failed to convert (left out of ``store``): key -> what could still be
+        #: read of them (a pod's node, a PV's affinity), so no node they could pin looks free.
+        self.failed: dict[Key, Unreadable] = {}
         #: ``store`` grouped by ``kind.index`` (pods by node name), kept in step with it.
         self.index: dict[str, dict[Key, object]] = {}
         self.resource_version = ""
@@ -209,7 +211,7 @@ class Informer:
             # One line naming object and field; the object is left out of the view.
             log.warning("%s", exc)
             tables.warnings[key] = [str(exc)]
-            tables.failed[key] = str((obj.get("spec") or {}).get("nodeName") or "")
+            tables.failed[key] = unreadable_of(self.kind.kind, obj, str(exc))
             return
         tables.add(key, model, self.kind)
         if warned:
@@ -295,7 +297,8 @@ class _Tables:
     __slots__ = ("failed", "index", "store", "warnings")
 
     def __init__(self, store: dict[Key, object] | None = None, warnings: dict[Key, list[str]] | None = None,
-                 failed: dict[Key, str] | None = None, index: dict[str, dict[Key, object]] | None = None) -> None:
+                 failed: dict[Key, Unreadable] | None = None,
+                 index: dict[str, dict[Key, object]] | None = None) -> None:
         self.store = store if store is not None else {}
         self.warnings = warnings if warnings is not None else {}
         self.failed = failed if failed is not None else {}

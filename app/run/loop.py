@@ -25,7 +25,7 @@ from app.gc import collector_paused
 from app.run.events import EventEmitter, GroupSize
 from app.run.metrics import Metrics
 from app.run.seams import ActLog, GuardedCluster, GuardedProvider
-from app.run.status import GroupView, NodeView, StatusTracker, group_views, health_ok
+from app.run.status import GroupView, NodeView, StatusTracker, group_views, health_ok, unreadable_message
 from app.run.storage import local_storage_by_group, pods_pending_on_local_storage
 from autoscaler.config import Options
 from autoscaler.loop import Autoscaler
@@ -160,10 +160,23 @@ class LiveLoop:
         nodes = [NodeView(n.name, n.group, n.readiness) for n in decision.nodes]
         views = group_views(self.provider.node_groups())
         self._metrics(decision, nodes, views)
+        unreadable = self._unreadable()
         if self.write_status:
-            text = self.status.text(now, nodes, views, decision.scale_down.unneeded)
+            text = self.status.text(now, nodes, views, decision.scale_down.unneeded, unreadable)
             with contextlib.suppress(ClusterAPIError):  # informational; the next loop writes it again
                 self.cluster.inner.write_status(text)
+
+    def _unreadable(self) -> str:
+        """Count the objects the view could not convert (metric) and name them (status message)."""
+        try:
+            objects = self.cluster.list_objects()
+        except ClusterAPIError:
+            return ""
+        by_kind: dict[str, int] = {}
+        for item in objects.unreadable:
+            by_kind[item.kind] = by_kind.get(item.kind, 0) + 1
+        self.metrics.set_unconvertible(by_kind)
+        return unreadable_message(objects)
 
     def _metrics(self, decision: LoopDecision, nodes: Sequence[NodeView], groups: Sequence[GroupView]) -> None:
         m = self.metrics

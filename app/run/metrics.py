@@ -49,6 +49,7 @@ class Metrics:
     pods_pending_local_storage: Gauge = field(init=False)
     leader: Gauge = field(init=False)
     dry_run: Gauge = field(init=False)
+    unconvertible_objects: Gauge = field(init=False)
 
     def __post_init__(self) -> None:
         r = self.registry
@@ -96,6 +97,10 @@ class Metrics:
             f"{OURS}_pods_pending_local_storage", "Pending pods that need a new node-local volume.", registry=r)
         self.leader = Gauge(f"{OURS}_leader", "1 while this replica holds the leader lease and acts.", registry=r)
         self.dry_run = Gauge(f"{OURS}_dry_run", "1 when running with --dry-run (decides, never acts).", registry=r)
+        self.unconvertible_objects = Gauge(
+            f"{OURS}_unconvertible_objects",
+            "Objects the live view could not convert, by kind; the nodes they could pin are not scaled down.",
+            ["kind"], registry=r)
 
     def render(self) -> bytes:
         """The text exposition of every metric (the ``/metrics`` body)."""
@@ -116,6 +121,12 @@ class Metrics:
         for name in groups:
             self.local_free_bytes.labels(name).set(free.get(name, 0))
             self.local_total_bytes.labels(name).set(total.get(name, 0))
+
+    def set_unconvertible(self, by_kind: Mapping[str, int]) -> None:
+        """Kinds seen before and now gone drop to 0 rather than keep a stale count."""
+        seen = {sample.labels["kind"] for metric in self.unconvertible_objects.collect() for sample in metric.samples}
+        for kind in seen | set(by_kind):
+            self.unconvertible_objects.labels(kind).set(by_kind.get(kind, 0))
 
     def phases(self, timings: Mapping[str, float]) -> None:
         for name, seconds in timings.items():

@@ -19,9 +19,11 @@ from typing import Any
 
 import yaml
 
+from autoscaler.scaledown.unreadable import unreadable_protection
 from cloudproviders.interface import CloudError, NodeGroup
+from kube.model import ClusterObjects
 
-__all__ = ["GroupView", "NodeView", "StatusTracker", "group_views", "health_ok"]
+__all__ = ["GroupView", "NodeView", "StatusTracker", "group_views", "health_ok", "unreadable_message"]
 
 #: CA's ``--ok-total-unready-count`` and ``--max-total-unready-percentage`` defaults.
 OK_TOTAL_UNREADY_COUNT = 3
@@ -170,3 +172,26 @@ def group_views(groups: Iterable[NodeGroup]) -> list[GroupView]:
         except CloudError:
             continue
     return views
+
+
+def unreadable_message(objects: ClusterObjects) -> str:
+    """The status ``message`` naming each object the view could not convert and the nodes it keeps.
+
+    Such objects never make a node removable (storage-semantics 3.8); the message says
+    which object holds which node, or that one holds scale-down back entirely.
+    """
+    if not objects.unreadable:
+        return ""
+    shield = unreadable_protection(objects)
+    kept: dict[str, list[str]] = {}
+    for node, refs in shield.nodes.items():
+        for ref in refs:
+            kept.setdefault(ref.removesuffix(" (could not be read)"), []).append(node)
+    parts = []
+    for item in sorted(objects.unreadable, key=lambda u: u.ref)[:20]:
+        where = ("holds scale-down back (could pin any node)" if item.ref in shield.hold
+                 else "keeps " + ", ".join(sorted(kept[item.ref])) if item.ref in kept else "pins no node")
+        parts.append(f"{item.ref} {where}: {item.message[:300]}")
+    more = len(objects.unreadable) - len(parts)
+    tail = f"; and {more} more" if more > 0 else ""
+    return "objects that could not be read: " + "; ".join(parts) + tail

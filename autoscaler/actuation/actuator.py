@@ -15,8 +15,11 @@ under the live loop's clock and under simulated time (upstream
 3. Wait until the evicted pods are gone from the node (``pods_on_node``), for at most
    their grace period plus upstream's 30 s ``PodEvictionHeadroom``; pods still there
    after that fail the drain, as upstream's ``waitPodsToDisappear`` does.
-4. Re-check that the node may still go (``recheck.removal_blocker``), then delete
-   it through its node group.
+4. Take the last look (``recheck.removal_blocker``): a node that changed is rolled
+   back; one whose migratable local volumes are still pinned (the storage driver has
+   not unpinned them, with or without a guard pod) waits, tainted, up to its drain
+   deadline, then is rolled back (storage-semantics 3.7); otherwise delete it
+   through its node group. Every deletion, empty, drained or unready, passes here.
 5. On any failure, remove the taint again (roll back). An untaint that fails is
    retried every loop until it succeeds or the node is gone, so no node is left
    cordoned by a deletion nobody tracks.
@@ -32,7 +35,14 @@ from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
-from autoscaler.actuation.recheck import RemovalView, removal_blocker, removal_view
+from autoscaler.actuation.recheck import (
+    Blocked,
+    Removable,
+    RemovalView,
+    StillPinned,
+    removal_blocker,
+    removal_view,
+)
 from autoscaler.actuation.types import ActuationEvent, ActuationKind, ActuationStatus
 from autoscaler.config import Options
 from autoscaler.scaledown.types import RemovalCandidate
@@ -62,6 +72,8 @@ class DeletionTask:
     terminating: dict[PodKey, float] = field(default_factory=dict)
     refusals: int = 0
     last_refusal: str = ""
+    #: The plan found no pod to move: the node must still be empty at the last look.
+    planned_empty: bool = False
 
 
 @dataclass(slots=True)
@@ -123,7 +135,7 @@ class Actuator:
             self.untaint_pending.discard(cand.node)
             self.tasks[cand.node] = DeletionTask(
                 cand.node, cand.group, now, now + self.options.scale_down.max_pod_eviction_seconds,
-                {(p.namespace, p.name): min(p.grace_seconds, cap) for p in pods})
+                {(p.namespace, p.name): min(p.grace_seconds, cap) for p in pods}, planned_empty=cand.empty)
             self._event(step, cand.node, ActuationKind.TAINTED, f"draining {len(pods)} pod(s)")
             started.append(cand.node)
         for name in started:
@@ -169,23 +181,40 @@ class Actuator:
                     left = ", ".join(f"{ns}/{name}" for ns, name in sorted(task.terminating))
                     self._rollback(task, step, f"pods remaining after their grace period: {left}")
                 return
-        try:
-            if step.view is None:
-                step.view = removal_view(self.cluster.list_objects(), self.options)
-            checked = removal_blocker(step.view, task.node, task.group, self.provider)
-        except ClusterAPIError:
-            return  # no complete view now: decide next loop
-        if isinstance(checked, str):
-            self._rollback(task, step, f"no longer removable: {checked}")
+        checked = self._last_look(task, step)
+        if checked is None:
             return
-        node, group = checked
         try:
-            group.delete_nodes([node])
+            checked.group.delete_nodes([checked.node])
         except CloudError as exc:
             self._rollback(task, step, f"cloud provider refused to delete the node: {exc}")
             return
         del self.tasks[task.node]
         self._event(step, task.node, ActuationKind.DELETED, f"removed from {task.group}")
+
+    def _last_look(self, task: DeletionTask, step: _Step) -> Removable | None:
+        """The node and its group when it may be deleted now; None when it waits or was rolled back.
+
+        Volumes the storage driver has not unpinned yet (storage-semantics 3.7) make the
+        node wait, still tainted, up to its drain deadline (``eviction_deadline``, the
+        same one a guard pod's refused eviction waits for); then the deletion is given
+        up and the taint removed. A view that cannot be read is never guessed at: the
+        node waits for one that can.
+        """
+        try:
+            if step.view is None:
+                step.view = removal_view(self.cluster.list_objects(), self.options)
+            checked = removal_blocker(step.view, task.node, task.group, self.provider, empty=task.planned_empty)
+        except ClusterAPIError:
+            return None  # no complete view now: decide next step
+        if isinstance(checked, Blocked):
+            self._rollback(task, step, f"no longer removable: {checked.why}")
+            return None
+        if isinstance(checked, StillPinned):
+            if step.now >= task.eviction_deadline:
+                self._rollback(task, step, f"not deleted within --max-pod-eviction-time: {checked.why}")
+            return None
+        return checked
 
     def _evict(self, task: DeletionTask, step: _Step) -> None:
         def one(item: tuple[PodKey, int]) -> tuple[PodKey, EvictionResult | ClusterAPIError]:

@@ -7,7 +7,9 @@ Pure: reads the loop's ``LoopContext`` and the memory kept between loops, return
    not autoscaled, unready handling, utilization (CPU/memory, plus storage when
    storage-aware), then node group min size and cluster minimum resources.
 2. Removal simulation, empty nodes first: the drain rules classify the node's pods;
-   a node holding a non-migratable local volume is kept (``NodeHasLocalVolumes``);
+   a node holding a non-migratable local volume, or one an object the live view could
+   not read may pin (``unreadable.py``), is kept (``NodeHasLocalVolumes``; an object
+   that could pin any node holds scale-down back entirely);
    every pod to move must find another node through the predicate checker, with the
    local provisioner's volumes simulated as unpinned. Placements are committed, so
    storage and CPU moved in one pass add up, and a node chosen for removal is no
@@ -17,7 +19,9 @@ Pure: reads the loop's ``LoopContext`` and the memory kept between loops, return
    The pass is kept in the plan (``last_pass``); the next loop reuses its verdicts
    while nothing the pass reads has changed (``reuse.py``), or replays those that
    still stand when only some nodes changed (``replay.py``).
-3. Deletion (``deletion.py``): cooldowns, unneeded/unready time, then empty nodes in
+3. Nodes where a ``safe-to-evict: "on-completion"`` pod runs are held back
+   (``BlockedByOnCompletionPod``), as upstream's ``NodesToDelete`` does.
+4. Deletion (``deletion.py``): cooldowns, unneeded/unready time, then empty nodes in
    bulk within ``--max-scale-down-parallelism`` and at most ``--max-drain-parallelism``
    drained nodes.
 """
@@ -49,6 +53,7 @@ from autoscaler.scaledown.types import (
     Unremovable,
     UnremovableReason,
 )
+from autoscaler.scaledown.unreadable import unreadable_protection
 
 __all__ = ["RemovalCandidate", "ScaleDownMemory", "ScaleDownPlan", "Unremovable", "plan_scale_down"]
 
@@ -58,9 +63,16 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     from autoscaler.scaledown.cluster_wide import plan_cluster_wide
     from autoscaler.scaledown.deletion import choose_deletions, unneeded_since
 
+    shield = unreadable_protection(sim.objects)
+    if shield.hold:
+        return ScaleDownPlan.skipped(shield.hold_reason, memory.unneeded_since, memory.last_pass)
     candidates, unremovable = check_eligibility(sim, memory)
     kept: list[Unremovable] = list(unremovable)
     local_volumes = sim.pinned_local_volumes()
+    if shield.nodes:
+        # An object the live view could not read may hold data there: keep the node (unreadable.py).
+        local_volumes = {n: [*local_volumes.get(n, []), *shield.nodes.get(n, [])]
+                         for n in {*local_volumes, *shield.nodes}}
     # Empty nodes first (upstream), then by name for a stable order.
     ordered = sorted(candidates, key=lambda c: (not c.looks_empty, c.name))
     cluster_wide = sim.options.scale_down.mode == ScaleDownMode.CLUSTER_WIDE
@@ -89,15 +101,40 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
                                                    tuple(more), steps, replayed)
     kept.extend(more)
     since = unneeded_since(removable, memory, sim.now)
+    free, held = _held_by_on_completion_pods(removable)
+    kept.extend(held)
     # Cluster-wide mode judged each node alone: removing two at once could break the thresholds.
-    to_delete, waiting = choose_deletions(sim, removable, memory, since, steady_state,
+    to_delete, waiting = choose_deletions(sim, free, memory, since, steady_state,
                                          limit=1 if cluster_wide else None)
     removed = sorted(r.node for r in to_delete)
     return ScaleDownPlan(
         ScaleDownResult.SCALED_DOWN if removed else ScaleDownResult.NO_NODES_REMOVED,
-        removed=removed, unneeded=sorted(r.node for r in removable), unremovable=kept,
+        removed=removed, unneeded=sorted(r.node for r in free), unremovable=kept,
         to_delete=to_delete, waiting=waiting, unneeded_since=since, last_pass=record,
     )
+
+
+def _held_by_on_completion_pods(removable: list[RemovalCandidate]
+                                ) -> tuple[list[RemovalCandidate], list[Unremovable]]:
+    """Removable nodes that may go, and those a ``safe-to-evict: "on-completion"`` pod holds back.
+
+    Upstream's ``Planner.NodesToDelete`` (``core/scaledown/planner/planner.go``): the node
+    passed the removal simulation (its unneeded time keeps running, and its pods keep
+    their simulated places), but it is not deleted while such a pod runs on it; the
+    reason is ``BlockedByOnCompletionPod``. plan-contract lists a node in ``unneeded`` or
+    ``unremovable``, never both, so a held node is only in ``unremovable``.
+    """
+    free: list[RemovalCandidate] = []
+    held: list[Unremovable] = []
+    for cand in removable:
+        waiting = cand.drain.on_completion
+        if not waiting:
+            free.append(cand)
+            continue
+        pods = ", ".join(sorted(p.ref for p in waiting))
+        held.append(Unremovable(cand.node, UnremovableReason.BLOCKED_BY_ON_COMPLETION_POD,
+                                f"pod(s) left to finish (safe-to-evict: on-completion): {pods}"))
+    return free, held
 
 
 def _replayed(removal: RemovalPass, replay: Replay | None, old: Step | None, cand: Candidate,

@@ -54,6 +54,8 @@ class UnremovableReason(StrEnum):
     MINIMAL_RESOURCE_LIMIT_EXCEEDED = "MinimalResourceLimitExceeded"
     BLOCKED_BY_POD = "BlockedByPod"
     NO_PLACE_TO_MOVE_PODS = "NoPlaceToMovePods"
+    #: A ``safe-to-evict: "on-completion"`` pod still runs there (upstream's planner, ``NodesToDelete``).
+    BLOCKED_BY_ON_COMPLETION_POD = "BlockedByOnCompletionPod"
     NODE_HAS_LOCAL_VOLUMES = "NodeHasLocalVolumes"
     UNEXPECTED_ERROR = "UnexpectedError"
 

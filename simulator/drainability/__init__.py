@@ -67,6 +67,9 @@ class NodeDrain:
     daemon: tuple[Pod, ...] = ()
     #: Mirror and long-terminating pods: left alone.
     skipped: tuple[Pod, ...] = ()
+    #: ``safe-to-evict: "on-completion"`` pods: left to finish; the node waits for them
+    #: (upstream's ``PodMoveInfo.OnCompletionPods``).
+    on_completion: tuple[Pod, ...] = ()
     #: The first pod, in the node's pod order, that forbids the removal, and why.
     blocked: tuple[Pod, Outcome] | None = None
 
@@ -81,6 +84,7 @@ def drain_node(ctx: DrainContext, pods: Iterable[Pod], rules: Sequence[Rule] = D
     guards: list[Pod] = []
     daemon: list[Pod] = []
     skipped: list[Pod] = []
+    waiting: list[Pod] = []
     for pod in pods:
         outcome = classify_pod(ctx, pod, rules)
         kind = outcome.kind
@@ -92,6 +96,8 @@ def drain_node(ctx: DrainContext, pods: Iterable[Pod], rules: Sequence[Rule] = D
             daemon.append(pod)
         elif kind is OutcomeKind.GUARD:
             guards.append(pod)
+        elif kind is OutcomeKind.WAIT:
+            waiting.append(pod)
         else:
             skipped.append(pod)
-    return NodeDrain(tuple(to_move), tuple(guards), tuple(daemon), tuple(skipped))
+    return NodeDrain(tuple(to_move), tuple(guards), tuple(daemon), tuple(skipped), on_completion=tuple(waiting))

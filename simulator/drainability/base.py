@@ -2,7 +2,7 @@
 
 A drain rule looks at one pod on a node that scale-down considers removing and answers
 with an ``Outcome``: move it (DRAIN), forget it (SKIP), delete it with the node but never
-reschedule it (DAEMON, GUARD), refuse the whole node (BLOCK), or "not mine" (UNDEFINED).
+reschedule it (DAEMON, GUARD), wait for it to finish (WAIT), refuse the whole node (BLOCK), or "not mine" (UNDEFINED).
 ``DrainContext`` is everything a rule may consult; it is built once per loop by the
 scale-down planner. The rules themselves are in ``rules.py``.
 """
@@ -45,6 +45,10 @@ class OutcomeKind(Enum):
     #: consulted, yet evicted during actuation, where its PDB makes the eviction wait
     #: until the storage driver has unpinned the node's volumes.
     GUARD = "Guard"
+    #: Left to finish where it runs (``safe-to-evict: "on-completion"``): neither evicted
+    #: nor rescheduled, and the node may not go while it runs (upstream's
+    #: ``drainability.WaitForCompletion``; the planner reports ``BlockedByOnCompletionPod``).
+    WAIT = "WaitForCompletion"
 
 
 class BlockingReason(Enum):

@@ -13,7 +13,8 @@ storage, PDB). So ``safe-to-evict: "true"`` overrides local storage and a missin
 controller does not, as upstream.
 
 Upstream's OnCompletion rule (``safe-to-evict: "on-completion"``) comes after Terminal:
-such a pod is waited for, never evicted or rescheduled, so planning leaves it alone.
+such a pod is waited for, never evicted or rescheduled, and its node is held back until
+it finishes (``simulator/drainability/rules/oncompletion/rule.go``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ SYSTEM_NAMESPACE = "kube-system"
 _SKIP = Outcome(OutcomeKind.SKIP)
 _DAEMON = Outcome(OutcomeKind.DAEMON)
 _GUARD = Outcome(OutcomeKind.GUARD)
+_WAIT = Outcome(OutcomeKind.WAIT)
 
 
 class Mirror:
@@ -195,12 +197,12 @@ class Terminal:
 
 
 class OnCompletion:
-    """``safe-to-evict: "on-completion"``: the pod finishes on its own; nothing to move."""
+    """``safe-to-evict: "on-completion"``: the pod finishes on its own, and its node waits for it."""
 
     name = "OnCompletion"
 
     def drainable(self, ctx: DrainContext, pod: Pod) -> Outcome:
-        return _SKIP if pod.evict_on_completion else UNDEFINED
+        return _WAIT if pod.evict_on_completion else UNDEFINED
 
 
 class Replicated:

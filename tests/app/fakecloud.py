@@ -35,6 +35,8 @@ class FakeGroup:
     high: int
     target: int = -1
     deleted: list[str] = field(default_factory=list)
+    #: Messages of the next ``delete_nodes`` calls to refuse (``CloudError``), one per call.
+    refusals: list[str] = field(default_factory=list)
 
     def members(self) -> list[str]:
         prefix = provider_id(self.name, "")
@@ -67,6 +69,8 @@ class FakeGroup:
         self.target += delta
 
     def delete_nodes(self, nodes: Sequence[Node]) -> None:
+        if self.refusals:
+            raise CloudError(self.refusals.pop(0))
         for node in nodes:
             if not node.provider_id.startswith(provider_id(self.name, "")):
                 raise CloudError(f"group {self.name}: {node.name} is not a member")

@@ -126,7 +126,7 @@ DRAIN_CASES = [
         "cluster-autoscaler.kubernetes.io/safe-to-evict": "True"})), (), "BlockedByPod",
                  id="safe-to-evict-is-case-sensitive"),
     pytest.param(_one_pod(pod_with("p", node="w1", annotations={
-        "cluster-autoscaler.kubernetes.io/safe-to-evict": "on-completion"})), (), "removed",
+        "cluster-autoscaler.kubernetes.io/safe-to-evict": "on-completion"})), (), "BlockedByOnCompletionPod",
                  id="on-completion-is-not-not-safe-to-evict"),
     pytest.param(_one_pod(pod_with("p", node="w1", volumes=[{"name": "data", "emptyDir": {}}], annotations={
         "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes": "cache, data"})), (), "BlockedByPod",

@@ -88,6 +88,14 @@ def _spec(**changes: Any) -> Json:
                  "spec.cloudFaults[0].provisioningDelay", "only SlowProvisioning", id="delay-on-quota"),
     pytest.param(_spec(cloudFaults=[{"group": "g", "kind": "Transient", "times": 0}]),
                  "spec.cloudFaults[0].times", "greater than or equal to 1", id="transient-zero-times"),
+    pytest.param(_spec(storageDriverFaults=[{"kind": "Lazy"}]), "spec.storageDriverFaults[0].kind",
+                 "Input should be", id="driver-fault-unknown-kind"),
+    pytest.param(_spec(storageDriverFaults=[{"kind": "SlowUnpin"}]),
+                 "spec.storageDriverFaults[0].unpinSecondsPerGiB", "required for SlowUnpin", id="slow-unpin-no-rate"),
+    pytest.param(_spec(storageDriverFaults=[{"kind": "NoGuard", "unpinSecondsPerGiB": 3}]),
+                 "spec.storageDriverFaults[0].unpinSecondsPerGiB", "only SlowUnpin", id="rate-on-no-guard"),
+    pytest.param(_spec(storageDriverFaults=[{"kind": "StuckUnpin", "from": "10m", "until": "1m"}]),
+                 "spec.storageDriverFaults[0].until", "not after from", id="driver-fault-window-backwards"),
 ])
 def test_scenario_validation_names_the_field(doc: Json, field: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
@@ -111,6 +119,13 @@ def test_a_fault_for_an_unknown_group_names_it() -> None:
     with pytest.raises(InputError) as caught:
         make_world(deployment("web", 1), faults=[{"group": "gpu", "kind": "OutOfCapacity"}])
     assert (caught.value.field, caught.value.message) == ("spec.cloudFaults[0].group",
+                                                          "no NodeGroup 'gpu' in the scenario")
+
+
+def test_a_driver_fault_for_an_unknown_group_names_it() -> None:
+    with pytest.raises(InputError) as caught:
+        make_world(deployment("web", 1), driver_faults=[{"group": "gpu", "kind": "StuckUnpin"}])
+    assert (caught.value.field, caught.value.message) == ("spec.storageDriverFaults[0].group",
                                                           "no NodeGroup 'gpu' in the scenario")
 
 
@@ -158,7 +173,8 @@ def test_world_rejects_bad_objects_and_targets(objects: list[Json], events: list
     assert (caught.value.obj, caught.value.field) == (obj, field)
 
 
-@pytest.mark.parametrize("name", ["storage-scale-up", "storage-scale-down", "mixed-day", "cloud-stockout"])
+@pytest.mark.parametrize("name", ["storage-scale-up", "storage-scale-down", "mixed-day", "cloud-stockout",
+                                  "stuck-driver"])
 def test_examples_load_and_build(name: str) -> None:
     scenario = load_scenario(EXAMPLES / f"{name}.yaml")
     assert scenario.name == name

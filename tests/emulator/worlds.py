@@ -28,7 +28,8 @@ UNPIN_PER_GIB = 1.0
 
 
 def scenario_json(*, duration: str = "2h", events: Sequence[Json] = (), provisioning: str = "2m",
-                  driver: str = "1m", unpin: float = UNPIN_PER_GIB, faults: Sequence[Json] = ()) -> Json:
+                  driver: str = "1m", unpin: float = UNPIN_PER_GIB, faults: Sequence[Json] = (),
+                  driver_faults: Sequence[Json] = ()) -> Json:
     spec: Json = {
         "apiVersion": "autoscaler.storage.dev/v1alpha1",
         "kind": "Scenario",
@@ -39,6 +40,8 @@ def scenario_json(*, duration: str = "2h", events: Sequence[Json] = (), provisio
     }
     if faults:
         spec["spec"]["cloudFaults"] = list(faults)
+    if driver_faults:
+        spec["spec"]["storageDriverFaults"] = list(driver_faults)
     return spec
 
 
