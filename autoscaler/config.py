@@ -17,8 +17,8 @@ from typing import Any
 from kube.duration import parse_duration as _parse_duration
 from kube.names import StorageNames
 
-__all__ = ["ConfigError", "Options", "ScaleDownMode", "ScaleDownOrder", "add_flags", "bool_flag", "duration_flag", "options_from_args",
-           "parse_duration"]
+__all__ = ["ConfigError", "Options", "ScaleDownMode", "ScaleDownOrder", "add_flags", "bool_flag", "duration_flag",
+           "options_from_args", "parse_duration"]
 
 
 class ConfigError(ValueError):
@@ -206,7 +206,7 @@ class ScaleDownOptions:
     order: ScaleDownOrder | None = None
     #: ``--storage-unpin-throughput`` (bytes/s): how fast the storage driver unpins (snapshots
     #: and uploads) a node's local volumes; predicts each drain's deadline.
-    unpin_bytes_per_second: int = 100 * 2**20
+    unpin_bytes_per_second: int = 2**30
     #: ``--scale-down-max-unpin-bytes-in-flight`` (bytes; 0 = unlimited): no new removal
     #: starts while the bytes being unpinned would exceed it.
     max_unpin_bytes_in_flight: int = 0
@@ -286,7 +286,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
         help="disruption-cost (default when storage-aware): nodes whose removal unpins the fewest bytes and "
              "restarts the fewest pods go first; upstream: CA's order (empty nodes first, then by name)")
     add("--storage-unpin-throughput", type=_positive_quantity, default=d_down.unpin_bytes_per_second,
-        metavar="QUANTITY", help="bytes per second the storage driver unpins (e.g. 100Mi); with the bytes on a "
+        metavar="QUANTITY", help="bytes per second the storage driver unpins (default 1Gi); with the bytes on a "
                                  "node it predicts the drain's deadline (never below --max-pod-eviction-time)")
     add("--scale-down-max-unpin-bytes-in-flight", type=_quantity, default=d_down.max_unpin_bytes_in_flight,
         metavar="QUANTITY", help="no new removal starts while the local bytes being unpinned would exceed this "

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from autoscaler.clusterstate import ClusterState, NodeState, Readiness, build_cluster_state, snapshot_node
 from autoscaler.config import Options
 from autoscaler.podindex import PodIndex, index_pods
-from autoscaler.scaledown.local_volumes import pinned_local_volumes
+from autoscaler.scaledown.local_volumes import PinnedVolumes, pinned_volumes
 from autoscaler.templates import TemplateNode, build_templates, instantiate
 from cloudproviders.interface import CloudProvider
 from kube.model import ClusterObjects, Node, Pod
@@ -47,7 +47,7 @@ class ContextMemo:
     #: node -> (the node, its pod list, its utilization), for nodes whose pods read no clock.
     utilization: dict[str, tuple[Node, list[Pod], Utilization]]
     #: The pinned local volumes per node, with what they were computed from (``_volume_inputs``).
-    pinned: tuple[tuple[object, ...], dict[str, list[str]]] | None = None
+    pinned: tuple[tuple[object, ...], PinnedVolumes] | None = None
 
 
 def _same_list(a: list[Pod], b: list[Pod]) -> bool:
@@ -119,14 +119,11 @@ class LoopContext:
     #: Pending pods filter-out-schedulable fitted onto nodes, with the node: scale-down
     #: plans with them running there (``runonce._keep_placements``).
     placed: tuple[tuple[Pod, str], ...] = ()
-    _pinned: dict[str, list[str]] | None = None
+    _pinned: PinnedVolumes | None = None
 
-    def pinned_local_volumes(self) -> dict[str, list[str]]:
-        """node -> bound PVs pinned to it whose data cannot be migrated (storage-semantics 3.6); read only.
-
-        Once per loop, and kept from the last loop while the volumes, claims, classes and
-        nodes are the same objects.
-        """
+    def _pinned_volumes(self) -> PinnedVolumes:
+        """Once per loop, and kept from the last loop while the volumes, claims, classes and
+        nodes are the same objects."""
         if self._pinned is None:
             kept = self.previous.pinned if self.previous is not None else None
             if kept is not None and same(kept[0], (self.objects.volumes, self.objects.claims,
@@ -134,8 +131,16 @@ class LoopContext:
                 self._pinned = kept[1]
             else:
                 nodes = {s.name: s.node for s in self.state.nodes}
-                self._pinned = pinned_local_volumes(self.objects, self.volumes, nodes)
+                self._pinned = pinned_volumes(self.objects, self.volumes, nodes)
         return self._pinned
+
+    def pinned_local_volumes(self) -> dict[str, list[str]]:
+        """node -> bound PVs pinned to it whose data cannot be migrated (storage-semantics 3.6); read only."""
+        return self._pinned_volumes().kept
+
+    def unpin_bytes(self) -> dict[str, int]:
+        """node -> bytes of migratable local volumes pinned to it (what removing it unpins); read only."""
+        return self._pinned_volumes().unpin_bytes
 
     def utilization(self, state: NodeState) -> Utilization:
         """The node's utilization as scale-down and the report read it, computed once per loop."""

@@ -64,7 +64,8 @@ class DeletionTask:
     node: str
     group: str
     started: float
-    #: Refused evictions are retried until then (``--max-pod-eviction-time``).
+    #: Refused evictions are retried, and pinned volumes waited for, until then: the drain deadline
+    #: (``--max-pod-eviction-time``, longer for nodes with many bytes to unpin: ``scaledown/cost.py``).
     eviction_deadline: float
     #: Pods still to evict -> the grace period to ask for (s).
     to_evict: dict[PodKey, int]
@@ -104,6 +105,13 @@ class Actuator:
             self.cluster.record_event("Node", "", node, f"ScaleDown{kind.value}", message or kind.value,
                                       warning=warning)
 
+    def _deadline(self, task: DeletionTask) -> str:
+        """The drain deadline in a failure message: the flag, or the longer one its bytes to unpin gave it."""
+        seconds = task.eviction_deadline - task.started
+        if seconds <= self.options.scale_down.max_pod_eviction_seconds:
+            return "--max-pod-eviction-time"
+        return f"the drain deadline ({seconds:g}s, from the bytes to unpin over --storage-unpin-throughput)"
+
     def _status(self, step: _Step, started: Sequence[str] = ()) -> ActuationStatus:
         return ActuationStatus(tuple(step.events), frozenset(self.tasks), tuple(started))
 
@@ -133,8 +141,11 @@ class Actuator:
                 continue
             pods = [*cand.drain.to_move, *cand.drain.guards]
             self.untaint_pending.discard(cand.node)
+            # The drain deadline follows the bytes to unpin (scaledown/cost.py), at least --max-pod-eviction-time.
+            drain = cand.drain_seconds if cand.drain_seconds is not None else \
+                self.options.scale_down.max_pod_eviction_seconds
             self.tasks[cand.node] = DeletionTask(
-                cand.node, cand.group, now, now + self.options.scale_down.max_pod_eviction_seconds,
+                cand.node, cand.group, now, now + drain,
                 {(p.namespace, p.name): min(p.grace_seconds, cap) for p in pods}, planned_empty=cand.empty)
             self._event(step, cand.node, ActuationKind.TAINTED, f"draining {len(pods)} pod(s)")
             started.append(cand.node)
@@ -164,7 +175,7 @@ class Actuator:
             self._evict(task, step)
         if task.to_evict:
             if now >= task.eviction_deadline:
-                self._rollback(task, step, f"pods not evicted within --max-pod-eviction-time: {task.last_refusal}")
+                self._rollback(task, step, f"pods not evicted within {self._deadline(task)}: {task.last_refusal}")
             return
         if task.terminating:
             try:
@@ -212,7 +223,7 @@ class Actuator:
             return None
         if isinstance(checked, StillPinned):
             if step.now >= task.eviction_deadline:
-                self._rollback(task, step, f"not deleted within --max-pod-eviction-time: {checked.why}")
+                self._rollback(task, step, f"not deleted within {self._deadline(task)}: {checked.why}")
             return None
         return checked
 

@@ -36,10 +36,12 @@ def unneeded_since(removable: list[RemovalCandidate], memory: ScaleDownMemory, n
 
 def choose_deletions(sim: LoopContext, removable: list[RemovalCandidate], memory: ScaleDownMemory,
                      since: Mapping[str, float], steady_state: bool, *,
-                     limit: int | None = None) -> tuple[list[RemovalCandidate], str]:
+                     limit: int | None = None, unpin_bytes: Mapping[str, int] | None = None,
+                     ) -> tuple[list[RemovalCandidate], str]:
     """The nodes to delete now, and why others wait (empty when nothing waits).
 
     ``since``: this loop's ``unneeded_since`` (the loop stores it; nothing here writes memory).
+    ``unpin_bytes``: node -> bytes its removal unpins, for ``--scale-down-max-unpin-bytes-in-flight``.
     """
     sd, now = sim.options.scale_down, sim.now
     if not removable:
@@ -64,4 +66,27 @@ def choose_deletions(sim: LoopContext, removable: list[RemovalCandidate], memory
     empty = [r for r in ready if r.empty][:budget]
     drains_left = max(0, min(budget - len(empty), sd.max_drain_parallelism - len(memory.deletions_in_progress)))
     drained = [r for r in ready if not r.empty][:drains_left]
-    return empty + drained, ""
+    return _within_unpin_budget(empty + drained, memory, unpin_bytes or {}, sd.max_unpin_bytes_in_flight)
+
+
+def _within_unpin_budget(chosen: list[RemovalCandidate], memory: ScaleDownMemory, unpin_bytes: Mapping[str, int],
+                         budget: int) -> tuple[list[RemovalCandidate], str]:
+    """The chosen nodes, in order, while the bytes being unpinned stay within ``budget`` (0: unlimited).
+
+    In flight: what is still pinned to the nodes being deleted. A node with nothing to unpin
+    always fits; one whose bytes alone exceed the budget starts only when nothing else is in flight.
+    """
+    if not budget:
+        return chosen, ""
+    in_flight = sum(unpin_bytes.get(n, 0) for n in memory.deletions_in_progress)
+    out: list[RemovalCandidate] = []
+    waiting = ""
+    for cand in chosen:
+        need = unpin_bytes.get(cand.node, 0)
+        if need and in_flight and in_flight + need > budget:
+            waiting = (f"--scale-down-max-unpin-bytes-in-flight: {in_flight} bytes being unpinned, "
+                       f"{cand.node} would add {need}")
+            continue
+        in_flight += need
+        out.append(cand)
+    return out, waiting

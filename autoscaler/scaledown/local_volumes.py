@@ -16,16 +16,23 @@ Deleting a node that holds a bound PV pinned to it loses the PV's data. Two case
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 from kube.model import ClusterObjects, Node, PersistentVolume
 from simulator.volumes import NodeMatcher, VolumeIndex
 
-__all__ = ["pinned_local_volumes", "unpinning_local_volumes"]
+__all__ = ["PinnedVolumes", "pinned_local_volumes", "pinned_volumes", "unpinning_local_volumes"]
 
 
 def _pinned(objects: ClusterObjects, volumes: VolumeIndex, nodes: Mapping[str, Node], *, migratable: bool
             ) -> Iterator[tuple[str, PersistentVolume]]:
-    """(node, PV) for every bound PV, migratable or not as asked, pinned to exactly one of ``nodes``.
+    """(node, PV) for every bound PV, migratable or not as asked, pinned to exactly one of ``nodes``."""
+    return ((node, pv) for node, pv, movable in _pinned_all(objects, volumes, nodes) if movable == migratable)
+
+
+def _pinned_all(objects: ClusterObjects, volumes: VolumeIndex, nodes: Mapping[str, Node]
+                ) -> Iterator[tuple[str, PersistentVolume, bool]]:
+    """(node, PV, migratable) for every bound PV pinned to exactly one of ``nodes``.
 
     None unless storage-aware (upstream CA deletes such nodes).
     Pinned means the PV's required node affinity selects exactly that node among the
@@ -39,11 +46,9 @@ def _pinned(objects: ClusterObjects, volumes: VolumeIndex, nodes: Mapping[str, N
     for pv in objects.volumes.values():
         if pv.node_affinity is None or pv.claim is None or pv.claim not in claims:
             continue
-        if volumes.is_migratable(pv) != migratable:
-            continue
         node = matcher.only_match(pv.node_affinity)
         if node is not None:
-            yield node, pv
+            yield node, pv, volumes.is_migratable(pv)
 
 
 def pinned_local_volumes(objects: ClusterObjects, volumes: VolumeIndex, nodes: Mapping[str, Node]
@@ -62,3 +67,24 @@ def unpinning_local_volumes(objects: ClusterObjects, volumes: VolumeIndex, nodes
     for node, pv in _pinned(objects, volumes, nodes, migratable=True):
         out.setdefault(node, []).append(pv.name)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class PinnedVolumes:
+    """The bound volumes pinned to each node, in one pass: the data that cannot move, the bytes that can."""
+
+    #: node -> PVs whose data cannot be migrated: the node is never removed.
+    kept: dict[str, list[str]]
+    #: node -> bytes of migratable local volumes: what removing it would unpin.
+    unpin_bytes: dict[str, int]
+
+
+def pinned_volumes(objects: ClusterObjects, volumes: VolumeIndex, nodes: Mapping[str, Node]) -> PinnedVolumes:
+    kept: dict[str, list[str]] = {}
+    unpin: dict[str, int] = {}
+    for node, pv, movable in _pinned_all(objects, volumes, nodes):
+        if movable:
+            unpin[node] = unpin.get(node, 0) + pv.capacity
+        else:
+            kept.setdefault(node, []).append(pv.name)
+    return PinnedVolumes(kept, unpin)

@@ -28,11 +28,14 @@ Pure: reads the loop's ``LoopContext`` and the memory kept between loops, return
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 
 from autoscaler.config import ScaleDownMode
 from autoscaler.context import LoopContext
+from autoscaler.scaledown.cost import drain_deadline
+from autoscaler.scaledown.cost import ordered as order_candidates
 from autoscaler.scaledown.eligibility import Candidate, GroupBudget, check_eligibility
 from autoscaler.scaledown.removal import RemovalPass
 from autoscaler.scaledown.replay import Replay
@@ -73,8 +76,10 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
         # An object the live view could not read may hold data there: keep the node (unreadable.py).
         local_volumes = {n: [*local_volumes.get(n, []), *shield.nodes.get(n, [])]
                          for n in {*local_volumes, *shield.nodes}}
-    # Empty nodes first (upstream), then by name for a stable order.
-    ordered = sorted(candidates, key=lambda c: (not c.looks_empty, c.name))
+    # Empty nodes first (upstream), then by --scale-down-order (cost.py), the name breaking ties.
+    unpin_bytes = sim.unpin_bytes()
+    ordered = order_candidates(candidates, {s.name: s.node for s in sim.state.nodes}, sim.pods_by_node,
+                               unpin_bytes, sim.options)
     cluster_wide = sim.options.scale_down.mode == ScaleDownMode.CLUSTER_WIDE
     inputs = pass_inputs(sim, ordered, local_volumes)
     record = memory.last_pass
@@ -105,7 +110,10 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     kept.extend(held)
     # Cluster-wide mode judged each node alone: removing two at once could break the thresholds.
     to_delete, waiting = choose_deletions(sim, free, memory, since, steady_state,
-                                         limit=1 if cluster_wide else None)
+                                         limit=1 if cluster_wide else None, unpin_bytes=unpin_bytes)
+    to_delete = [dataclasses.replace(r, unpin_bytes=unpin_bytes.get(r.node, 0),
+                                     drain_seconds=drain_deadline(unpin_bytes.get(r.node, 0), sim.options))
+                 for r in to_delete]
     removed = sorted(r.node for r in to_delete)
     return ScaleDownPlan(
         ScaleDownResult.SCALED_DOWN if removed else ScaleDownResult.NO_NODES_REMOVED,

@@ -82,6 +82,10 @@ class RemovalCandidate:
     drain: NodeDrain
     #: pod ref -> destination node name (for events and the actuator's logs).
     destinations: dict[str, str]
+    #: Bytes of migratable local volumes pinned to the node: what its removal unpins.
+    unpin_bytes: int = 0
+    #: How long its drain may take before it is given up (s); None: ``--max-pod-eviction-time``.
+    drain_seconds: float | None = None
 
     @property
     def empty(self) -> bool:

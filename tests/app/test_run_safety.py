@@ -95,7 +95,8 @@ def test_a_pinned_volume_without_a_guard_keeps_its_node_and_the_taint_goes_after
         run: tuple[FakeAPIServer, FakeCloud, list[str]]) -> None:
     server, cloud, flags = run
     server.state.put_all(_pinned_rok_volume())
-    assert main(["run", *flags, "--max-pod-eviction-time=1s", "--max-loops=25"]) == 0
+    # A fast --storage-unpin-throughput keeps the drain deadline at --max-pod-eviction-time.
+    assert main(["run", *flags, "--max-pod-eviction-time=1s", "--storage-unpin-throughput=1Pi", "--max-loops=25"]) == 0
     assert cloud.groups["general"].deleted == [], "the volume was never unpinned"
     assert "general-1" in server.state.names("Node")
     assert not _tainted(server, "general-1"), "the taint is removed after the wait"

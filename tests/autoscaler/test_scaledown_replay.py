@@ -30,7 +30,11 @@ from tests.autoscaler.scaledown_helpers import group, pdb, scaled_cluster, verdi
 from tests.factories import NOW, node, options, pod
 
 ROOT = Path(__file__).resolve().parents[2]
-FLAGS = ("--scale-down-unneeded-time=2m",)
+#: The replay's premise ("a change late in the node order leaves earlier verdicts standing")
+#: is about a candidate order that does not follow the pods: upstream's. Under the
+#: disruption-cost order a changed node may move in the order; replay then still decides as
+#: a fresh pass (``test_replay_under_disruption_cost_decides_as_a_fresh_pass``).
+FLAGS = ("--scale-down-unneeded-time=2m", "--scale-down-order=upstream")
 Change = Callable[[ClusterObjects, random.Random], ClusterObjects]
 
 
@@ -115,9 +119,10 @@ def _new_claim(objects: ClusterObjects, rng: random.Random) -> ClusterObjects:
     return dataclasses.replace(objects, claims=claims)
 
 
-def _decide(objects: ClusterObjects, memory: ScaleDownMemory, now: float) -> LoopDecision:
+def _decide(objects: ClusterObjects, memory: ScaleDownMemory, now: float,
+            flags: tuple[str, ...] = FLAGS) -> LoopDecision:
     provider = SnapshotProvider(objects.node_groups, objects.nodes)
-    return run_once(objects, provider, options(*FLAGS), now, memory=memory)
+    return run_once(objects, provider, options(*flags), now, memory=memory)
 
 
 
@@ -152,6 +157,18 @@ def test_replay_decides_as_a_fresh_pass(generated: ClusterObjects, change: Chang
     reference = fresh.scale_down.last_pass
     assert kept.steps is not None and reference is not None and reference.steps is not None
     assert [s.verdict for s in kept.steps] == [s.verdict for s in reference.steps]
+
+
+@pytest.mark.parametrize("change", [_resize_pods, _delete_pods, _add_pods, _relabel_node, _early_change,
+                                    _add_pods_anywhere, _new_claim])
+def test_replay_under_disruption_cost_decides_as_a_fresh_pass(generated: ClusterObjects, change: Change) -> None:
+    flags = ("--scale-down-unneeded-time=2m", "--scale-down-order=disruption-cost")
+    first = _decide(generated, ScaleDownMemory(), NOW, flags)
+    changed = change(generated, random.Random(7))
+    memory = ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since, last_pass=first.scale_down.last_pass)
+    second = _decide(changed, memory, NOW + 10, flags)
+    fresh = _decide(changed, ScaleDownMemory(unneeded_since=first.scale_down.unneeded_since), NOW + 10, flags)
+    assert verdicts(second) == verdicts(fresh)
 
 
 # --- a verdict of "no place to move pod", confirmed or overturned ---------------------------------

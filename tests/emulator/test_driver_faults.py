@@ -41,7 +41,9 @@ def _world(*driver_faults: Json) -> World:
 
 
 def _run(world: World, until: float) -> Autoscaler:
-    autoscaler = Autoscaler(world.cluster, world.cloud, options("--scale-down-unneeded-time=1m"))
+    # 100Gi at 2Gi/s predicts 50 s to unpin: the drain deadline stays --max-pod-eviction-time (2m).
+    autoscaler = Autoscaler(world.cluster, world.cloud, options("--scale-down-unneeded-time=1m",
+                                                                "--storage-unpin-throughput=2Gi"))
     at = 0.0
     while at <= until:
         world.advance(world.start + at)
@@ -108,8 +110,9 @@ def test_a_driver_stuck_for_a_while_is_waited_out_and_the_node_goes_once_it_unpi
 
 
 @pytest.mark.parametrize(("storage_aware", "events", "losses"), [
-    pytest.param(True, [(600.0, "Tainted"), (720.0, "Failed"), (1320.0, "Tainted"),
-                        (1420.0, "Deleted")], 0, id="storage-aware-waits-for-the-unpin"),
+    # The drain deadline: 100Gi at the default --storage-unpin-throughput (1Gi/s), twice over: 200 s.
+    pytest.param(True, [(600.0, "Tainted"), (800.0, "Failed"), (1400.0, "Tainted"),
+                        (1500.0, "Deleted")], 0, id="storage-aware-waits-for-the-unpin"),
     pytest.param(False, [(600.0, "Tainted"), (600.0, "Deleted")], 1, id="upstream-loses-data-pv"),
 ])
 def test_the_shipped_stuck_driver_scenario(storage_aware: bool, events: list[tuple[float, str]], losses: int) -> None:
