@@ -63,6 +63,7 @@ __all__ = [
     "StorageClass",
     "Taint",
     "Toleration",
+    "VolumeAttachment",
     "VolumeSource",
     "parse_int64",
 ]
@@ -277,6 +278,26 @@ class CSINode:
 
 
 @dataclass(frozen=True, slots=True)
+class VolumeAttachment:
+    """A ``storage.k8s.io/v1`` VolumeAttachment: a volume attached to a node, or being attached or detached.
+
+    The attach-detach controller deletes it once the volume is detached, so while it
+    exists the volume may still be attached; the actuator waits for it to go before the
+    instance does (``autoscaler/actuation/detach.py``).
+    """
+
+    name: str
+    #: ``spec.nodeName``.
+    node: str
+    #: ``spec.attacher``: the CSI driver.
+    attacher: str = ""
+    #: ``spec.source.persistentVolumeName``; None for an inline (CSI migration) volume.
+    volume: str | None = None
+    #: ``status.attached``.
+    attached: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Controller:
     """A workload owner (ReplicaSet, StatefulSet, DaemonSet, Job, ...)."""
 
@@ -330,5 +351,7 @@ class ClusterObjects:
     namespaces: dict[str, Mapping[str, str]] = field(default_factory=dict)
     #: The ``priorities`` YAML of the priority expander's ConfigMap, when present.
     priority_config: str | None = None
+    #: VolumeAttachments (the actuator waits for a drained node's to go before deleting it).
+    volume_attachments: list[VolumeAttachment] = field(default_factory=list)
     #: Things worth telling a person that do not stop the decision (bad annotations).
     warnings: list[str] = field(default_factory=list)
