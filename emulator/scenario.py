@@ -163,6 +163,7 @@ class _SpecModel(_Model):
     provisioning_delay: Duration = Field(alias="provisioningDelay", ge=0)
     storage_driver_start_delay: Duration = Field(alias="storageDriverStartDelay", ge=0)
     unpin_seconds_per_gib: float = Field(alias="unpinSecondsPerGiB", ge=0, allow_inf_nan=False)
+    volume_detach_delay: Duration = Field(alias="volumeDetachDelay", default=10.0, ge=0)
     cloud_faults: list[_FaultModel] = Field(alias="cloudFaults", default_factory=list)
     events: list[_EventModel] = Field(default_factory=list)
 
@@ -230,6 +231,9 @@ class Scenario:
     #: Sorted by time (stable: file order among equal times).
     events: tuple[ScenarioEvent, ...] = ()
     cloud_faults: tuple[CloudFault, ...] = ()
+    #: Seconds from the last running pod on a node using a network volume to its VolumeAttachment's
+    #: removal (``emulator/attach_detach.py``).
+    volume_detach_delay: float = 10.0
 
     @property
     def end(self) -> float:
@@ -315,6 +319,7 @@ def parse_scenario(docs: list[Json], source: str) -> Scenario:
         unpin_seconds_per_gib=spec.unpin_seconds_per_gib,
         events=tuple(events),
         cloud_faults=_faults(spec, source, ref),
+        volume_detach_delay=spec.volume_detach_delay,
     )
 
 

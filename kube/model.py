@@ -269,6 +269,8 @@ class CSIStorageCapacity:
 class CSIDriver:
     name: str
     storage_capacity: bool
+    #: ``spec.attachRequired`` (true when absent): the driver's volumes get VolumeAttachments.
+    attach_required: bool = True
 
 
 @dataclass(frozen=True, slots=True)

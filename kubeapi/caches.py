@@ -180,7 +180,8 @@ class Caches:
             if informer is None:
                 return []
             found = cast(list[VolumeAttachment], list(informer.store.values()))
-            found += [VolumeAttachment(name, node, attached=True) for (_, name), node in informer.failed.items() if node]
+            found += [VolumeAttachment(name, node, attached=True)
+                      for (_, name), node in informer.failed.items() if node]
             return found
 
     def objects(self) -> ClusterObjects:

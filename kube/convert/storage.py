@@ -186,7 +186,8 @@ def convert_csi_capacity(obj: Json) -> CSIStorageCapacity:
 def convert_csi_driver(obj: Json) -> CSIDriver:
     name = name_of(as_map(obj.get("metadata"), "metadata"))
     spec = as_map(obj.get("spec"), "spec")
-    return CSIDriver(name, as_bool(spec.get("storageCapacity"), "spec.storageCapacity"))
+    return CSIDriver(name, as_bool(spec.get("storageCapacity"), "spec.storageCapacity"),
+                     as_bool(spec.get("attachRequired"), "spec.attachRequired", default=True))
 
 
 def convert_csi_node(obj: Json) -> CSINode:
