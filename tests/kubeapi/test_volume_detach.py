@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,42 +68,53 @@ def _node_events(api: FakeAPIServer, reason: str) -> list[str]:
     return [e["message"] for e in events if e["reason"] == reason and e["involvedObject"]["name"] == "n1"]
 
 
-@pytest.mark.parametrize(("flags", "attachments", "detached_at", "deleted_at", "left"), [
-    pytest.param((), [attachment("csi-a", "n1")], 60, 60, None, id="waits-while-attached-deletes-once-gone"),
-    pytest.param(("--max-volume-detach-time=30s",), [attachment("csi-a", "n1"), attachment("csi-b", "n1")],
-                 None, 30, "2 VolumeAttachment(s) still on the node after --max-volume-detach-time (30s), "
-                 "deleting it anyway: csi-a, csi-b", id="bounded-by-the-flag-and-names-them"),
-    pytest.param(("--max-volume-detach-time=30s",), [attachment("csi-a", "n1", attached=False)], None, 30,
-                 "deleting it anyway: csi-a", id="detaching-still-counts"),
-    pytest.param(("--max-volume-detach-time=0s",), [attachment("csi-a", "n1")], None, 0, None,
+@dataclass(frozen=True)
+class Case:
+    flags: tuple[str, ...]
+    attachments: list[Json]
+    #: When the test removes every VolumeAttachment (s); None: never.
+    detached_at: int | None
+    #: When the node is deleted (s).
+    deleted_at: int
+    #: What the warning event and log line say is left; None: no such warning.
+    left: str | None = None
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(Case((), [attachment("csi-a", "n1")], 60, 60), id="waits-while-attached-deletes-once-gone"),
+    pytest.param(Case(("--max-volume-detach-time=30s",), [attachment("csi-a", "n1"), attachment("csi-b", "n1")],
+                      None, 30, "2 VolumeAttachment(s) still on the node after --max-volume-detach-time (30s), "
+                      "deleting it anyway: csi-a, csi-b"), id="bounded-by-the-flag-and-names-them"),
+    pytest.param(Case(("--max-volume-detach-time=30s",), [attachment("csi-a", "n1", attached=False)], None, 30,
+                      "deleting it anyway: csi-a"), id="detaching-still-counts"),
+    pytest.param(Case(("--max-volume-detach-time=0s",), [attachment("csi-a", "n1")], None, 0),
                  id="zero-does-not-wait"),
-    pytest.param((), [attachment("csi-a", "n0")], None, 0, None, id="another-nodes-attachment-does-not-count"),
-    pytest.param(("--max-volume-detach-time=20s",), [attachment("csi-bad", "n1", attached="yes")], None, 20,
-                 "deleting it anyway: csi-bad", id="unconvertible-attachment-counts-as-attached"),
+    pytest.param(Case((), [attachment("csi-a", "n0")], None, 0), id="another-nodes-attachment-does-not-count"),
+    pytest.param(Case(("--max-volume-detach-time=20s",), [attachment("csi-bad", "n1", attached="yes")], None, 20,
+                      "deleting it anyway: csi-bad"), id="unconvertible-attachment-counts-as-attached"),
 ])
-def test_a_drained_node_goes_once_its_volumes_are_detached(
-        api: FakeAPIServer, live: KubeClusterAPI, caplog: pytest.LogCaptureFixture, flags: tuple[str, ...],
-        attachments: list[Json], detached_at: int | None, deleted_at: int, left: str | None) -> None:
-    _start(api, live, attachments)
+def test_a_drained_node_goes_once_its_volumes_are_detached(api: FakeAPIServer, live: KubeClusterAPI,
+                                                          caplog: pytest.LogCaptureFixture, case: Case) -> None:
+    _start(api, live, case.attachments)
     provider = SnapshotProvider([GROUP], live.caches.nodes())
-    loop = Autoscaler(live, provider, options("--scale-down-unneeded-time=0s", *flags))
+    loop = Autoscaler(live, provider, options("--scale-down-unneeded-time=0s", *case.flags))
     deleted: list[int] = []
     with caplog.at_level(logging.WARNING, logger="autoscaler.actuation.actuator"):
-        for at in range(0, deleted_at + 1, SCAN):
-            if at == detached_at:
+        for at in range(0, case.deleted_at + 1, SCAN):
+            if at == case.detached_at:
                 _detach_all(api, live)
             record = loop.run_once(NOW + at)
             if "n1" in record.actuation.deleted:
                 deleted.append(at)
-    assert deleted == [deleted_at], "deleted once, when the wait ended"
+    assert deleted == [case.deleted_at], "deleted once, when the wait ended"
     [group] = provider.node_groups()
     assert group.target_size() == 1, "the cloud deleted n1"
     not_detached = _node_events(api, "ScaleDownVolumesNotDetached")
     warned = [r.getMessage() for r in caplog.records if "--max-volume-detach-time" in r.getMessage()]
-    if left is None:
+    if case.left is None:
         assert (not_detached, warned) == ([], [])
     else:
-        assert len(not_detached) == 1 and left in not_detached[0], not_detached
-        assert len(warned) == 1 and left in warned[0], warned
+        assert len(not_detached) == 1 and case.left in not_detached[0], not_detached
+        assert len(warned) == 1 and case.left in warned[0], warned
     waiting = _node_events(api, "ScaleDownWaitingForVolumeDetach")
-    assert len(waiting) == (1 if deleted_at > 0 else 0), "one event when the wait begins"
+    assert len(waiting) == (1 if case.deleted_at > 0 else 0), "one event when the wait begins"
