@@ -7,8 +7,8 @@
 * When no such pod is left on the node, the VolumeAttachment goes ``volumeDetachDelay``
   seconds later (the kubelet unmounts, the driver detaches, the controller deletes the
   object), unless a pod there uses the volume again first.
-* When the node is deleted with VolumeAttachments left, nothing unmounts them: the
-  controller force-detaches after ``FORCE_DETACH_SECONDS`` (upstream's
+* When the node is deleted with VolumeAttachments left (a detach under way included),
+  the controller cannot confirm the unmount: it force-detaches after ``FORCE_DETACH_SECONDS`` (upstream's
   ``maxWaitForUnmountDuration``), counted in ``Metrics.force_detaches``: the moved pods'
   volumes could not attach elsewhere meanwhile.
 
@@ -45,6 +45,8 @@ class AttachDetachController:
         #: VolumeAttachment name -> generation of its scheduled removal (bumped to call it off).
         self._detaching: dict[str, int] = {}
         self._generation = 0
+        #: VolumeAttachments of deleted nodes, waiting for the force-detach.
+        self._forced: set[str] = set()
 
     def needs_attaching(self, pv: PersistentVolume) -> bool:
         if pv.driver in ("", "local", "hostPath") or self.cluster.is_local_volume(pv) or pinned_host(pv) is not None:
@@ -70,7 +72,8 @@ class AttachDetachController:
         here = {name: va for name, va in attachments.items() if va.node == node}
         if self.cluster.node(node) is None:
             for name in here:
-                if name not in self._detaching:
+                if name not in self._forced:  # a detach under way is cut short too
+                    self._forced.add(name)
                     self.cluster.metrics.force_detaches += 1
                     self._remove_later(name, FORCE_DETACH_SECONDS, "force-detached")
             return
@@ -91,6 +94,7 @@ class AttachDetachController:
         def remove() -> None:
             if self._detaching.get(name) == generation:
                 del self._detaching[name]
+                self._forced.discard(name)
                 self.cluster.volume_attachments.pop(name, None)
 
         if delay <= 0:
