@@ -27,7 +27,8 @@ from kube.model import PersistentVolume, VolumeAttachment
 
 __all__ = ["FORCE_DETACH_SECONDS", "AttachDetachController", "attachment_name"]
 
-#: The attach-detach controller's ``maxWaitForUnmountDuration`` (pkg/controller/volume/attachdetach).
+#: The attach-detach controller's ``reconcilerMaxWaitForUnmountDuration`` (kubernetes/kubernetes
+#: ``pkg/controller/volume/attachdetach/attach_detach_controller.go``).
 FORCE_DETACH_SECONDS = 360.0
 
 

@@ -1,9 +1,10 @@
 """Which VolumeAttachments a drained node must lose before its instance is deleted.
 
 Deleting an instance whose network volumes (EBS, PD, Azure Disk) are still attached
-leaves them to the attach-detach controller's force-detach, 6 minutes
-(``maxWaitForUnmountDuration``) after which the moved pods' volumes can attach to
-their new nodes; meanwhile those pods wait. Karpenter therefore waits for a node's
+leaves them to the attach-detach controller's force-detach, 6 minutes later
+(``reconcilerMaxWaitForUnmountDuration`` in kubernetes/kubernetes
+``pkg/controller/volume/attachdetach/attach_detach_controller.go``); only then can the
+moved pods' volumes attach to their new nodes, and meanwhile those pods wait. Karpenter therefore waits for a node's
 VolumeAttachments to go before it terminates the instance (kubernetes-sigs/karpenter
 ``pkg/controllers/node/termination/controller.go``); upstream CA does not. The
 actuator does, for up to ``--max-volume-detach-time`` (``actuator.py``, one check per
