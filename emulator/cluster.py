@@ -101,6 +101,7 @@ class SimCluster(ClusterStore):
             node_groups=self.node_group_specs(),
             namespaces=dict(self.namespaces),
             priority_config=self.priority_config,
+            volume_attachments=list(self.volume_attachments.values()),
             warnings=list(self.warnings),
         )
 

@@ -138,6 +138,10 @@ class LiveLoop:
             self._removal_reasons.setdefault(cand.node, reason)
         for node in acts.deleted:
             self.metrics.scaled_down_nodes_total.labels(self._removal_reasons.pop(node, "underutilized")).inc()
+        # Only removals still under way keep their reason: one rolled back (or only decided, with
+        # --dry-run) leaves nothing behind, so a run of months does not collect every node name.
+        removing = self._autoscaler.actuator.tasks if self._autoscaler is not None else {}
+        self._removal_reasons = {n: r for n, r in self._removal_reasons.items() if n in removing}
         if self.dry_run:
             groups = {g.name: g for g in group_views(self.provider.node_groups())}
             sizes = [GroupSize(i.group, i.new_size - i.delta, i.new_size, groups[i.group].max_size)
