@@ -113,7 +113,8 @@ def test_kube_reserved_gpus_and_options(fake: FakeGce, sleeps: list[float]) -> N
     built.close()
     assert template is not None
     # kube-reserved and the 100 MiB hard eviction threshold come off the capacity.
-    assert (template.allocatable.cpu, template.allocatable.memory) == (3500, template.capacity.memory - 2**30 - 100 * 2**20)
+    expected_memory = template.capacity.memory - 2**30 - 100 * 2**20
+    assert (template.allocatable.cpu, template.allocatable.memory) == (3500, expected_memory)
     assert template.capacity.get_extended("nvidia.com/gpu") == 2
     assert isinstance(gpu, WithGroupOptions)
     options = gpu.group_options()
