@@ -84,6 +84,18 @@ def parse_auto_discovery(spec: str) -> AutoDiscovery:
     return AutoDiscovery(pattern, low, high)
 
 
+def _static_groups(config: ProviderConfig, project: str) -> list[tuple[MigRef, int, int]]:
+    """``--nodes`` MIGs; one named twice takes its last bounds (upstream re-registers it, ``cache.go``)."""
+    bounds: dict[MigRef, tuple[int, int]] = {}
+    for spec in config.static_groups:
+        ref = parse_mig_name(spec.name, project)
+        if ref in bounds:
+            _log.warning("MIG given twice in --nodes, the last bounds win",
+                         extra={"node_group": ref.url, "min": spec.min_size, "max": spec.max_size})
+        bounds[ref] = (spec.min_size, spec.max_size)
+    return [(ref, low, high) for ref, (low, high) in bounds.items()]
+
+
 class GceProvider:
     def __init__(self, config: ProviderConfig, settings: GceSettings, api: ComputeApi,
                  clock: Callable[[], float] = time.monotonic, miss_refresh_seconds: float = 10.0) -> None:
@@ -93,10 +105,7 @@ class GceProvider:
         self._clock = clock
         self._miss_refresh_seconds = miss_refresh_seconds
         self._prices = load_prices(config.price_file)
-        self._static = [(parse_mig_name(g.name, settings.project), g.min_size, g.max_size)
-                        for g in config.static_groups]
-        if len({ref for ref, _, _ in self._static}) != len(self._static):
-            raise CloudConfigError("--nodes: the same MIG is given twice")
+        self._static = _static_groups(config, settings.project)
         self._discovery = [parse_auto_discovery(spec) for spec in config.auto_discovery]
         if self._discovery and not settings.zones:
             raise CloudConfigError("--node-group-auto-discovery with GCE needs zones in --cloud-config (or GCE_ZONES)")

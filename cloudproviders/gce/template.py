@@ -92,6 +92,20 @@ def attached_local_ssds(props: compute_v1.InstanceProperties) -> int:
     return sum(1 for d in props.disks if d.type_ == "SCRATCH" and d.initialize_params.disk_type == "local-ssd")
 
 
+def template_annotations(props: compute_v1.InstanceProperties, env: ke.KubeEnv) -> dict[str, str]:
+    """Upstream's template-only annotations (boot disk size and type, local SSDs, what backs storage)."""
+    result: dict[str, str] = {}
+    for disk in props.disks:
+        if disk.boot and "initialize_params" in disk:
+            result["cluster-autoscaler/gce/boot-disk-size"] = str(disk.initialize_params.disk_size_gb)
+            result["cluster-autoscaler/gce/boot-disk-type"] = disk.initialize_params.disk_type
+    if ke.boot_disk_ephemeral_blocked(env):
+        result["cluster-autoscaler/gce/ephemeral-storage-local-ssd"] = "true"
+    if (count := attached_local_ssds(props)) > 0:
+        result["cluster-autoscaler/gce/local-ssd-count"] = str(count)
+    return result
+
+
 def gpu_count(props: compute_v1.InstanceProperties) -> int:
     return sum(a.accelerator_count for a in props.guest_accelerators if a.accelerator_type.startswith("nvidia-"))
 
@@ -198,5 +212,6 @@ def build_template(group: str, zone: str, template: compute_v1.InstanceTemplate,
     labels.update(generic_labels(zone, machine.name, name, info))
     ssd_count, ssd_bytes = _local_storage(props, machine, ephemeral.local_ssds)
     max_local = _max_local(labels, ssd_bytes, storage, where)
-    node = Node(name=name, labels=labels, allocatable=alloc, capacity=cap, taints=taints, max_local_bytes=max_local)
+    node = Node(name=name, labels=labels, allocatable=alloc, capacity=cap, taints=taints, max_local_bytes=max_local,
+                annotations=template_annotations(props, env))
     return GroupTemplate(node=node, machine_type=machine.name, local_ssd_count=ssd_count)

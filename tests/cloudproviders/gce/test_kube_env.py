@@ -1,4 +1,4 @@
-"""kube-env read field by field, as upstream CA's ``extract*FromKubeEnv`` (``templates_test.go``, ``kube_env_test.go``)."""
+"""kube-env read field by field, as upstream CA's ``templates_test.go`` and ``kube_env_test.go`` state it."""
 
 from __future__ import annotations
 

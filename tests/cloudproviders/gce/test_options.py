@@ -74,3 +74,11 @@ def options_of(fake: FakeGce, sleeps: list[float], env_vars: str) -> GroupOption
 ])
 def test_group_options(fake: FakeGce, sleeps: list[float], env_vars: str, expected: GroupOptions) -> None:
     assert options_of(fake, sleeps, env_vars) == expected
+
+
+def test_a_mig_named_twice_takes_its_last_bounds(fake: FakeGce, sleeps: list[float]) -> None:
+    url = f"https://www.googleapis.com/compute/v1/projects/{PROJECT}/zones/{ZONE}/instanceGroups/general"
+    provider = gce_provider(fake, sleeps, static=(StaticGroup(1, 5, f"{ZONE}/general"), StaticGroup(0, 3, url)))
+    provider.refresh()
+    assert [(g.name, g.min_size(), g.max_size()) for g in provider.node_groups()] == [(url, 0, 3)]
+    provider.close()

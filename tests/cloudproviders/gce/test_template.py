@@ -191,3 +191,19 @@ def test_local_ssds_backing_ephemeral_storage_are_not_local_volumes(fake: FakeGc
     node = template_of(fake, sleeps, COS + "ephemeral_storage_local_ssd_count=2\n", local_ssds=4)
     assert node is not None
     assert (node.max_local_bytes, node.labels[label]) == (2 * 375 * GIB, str(2 * 375 * GIB))
+
+
+BOOT = {"cluster-autoscaler/gce/boot-disk-size": "300", "cluster-autoscaler/gce/boot-disk-type": "pd-balanced"}
+
+
+@pytest.mark.parametrize(("kube_env", "template", "expected"), [
+    pytest.param(None, {}, BOOT, id="boot-disk"),
+    pytest.param(COS + "BLOCK_EPH_STORAGE_BOOT_DISK=true\n", {"local_ssds": 2},
+                 {**BOOT, "cluster-autoscaler/gce/ephemeral-storage-local-ssd": "true",
+                  "cluster-autoscaler/gce/local-ssd-count": "2"}, id="local-ssds-back-ephemeral-storage"),
+])
+def test_annotations(fake: FakeGce, sleeps: list[float], kube_env: str | None, template: dict[str, Any],
+                     expected: dict[str, str]) -> None:
+    node = template_of(fake, sleeps, kube_env, **template)
+    assert node is not None
+    assert dict(node.annotations) == expected
