@@ -16,7 +16,6 @@ from google.cloud import compute_v1
 from cloudproviders.gce import kube_env as ke
 from cloudproviders.gce.api import ComputeApi
 from cloudproviders.gce.errors import instance_error
-from cloudproviders.gce.kube_env import kube_env_of
 from cloudproviders.gce.machine import MachineShape, custom_machine, from_api, is_custom
 from cloudproviders.gce.options import group_options
 from cloudproviders.gce.prices import LOCAL_SSD_PER_HOUR
@@ -139,7 +138,7 @@ class MigGroup:
             return None
         try:
             template = self._api.get_template(self._template_url)
-            env = kube_env_of(template)
+            env = ke.kube_env_of(template)
         except CloudError as exc:
             # One group's unreadable template must not stop the others: no template,
             # so no scale-from-zero for it, until a later call reads it.

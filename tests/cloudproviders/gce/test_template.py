@@ -128,6 +128,7 @@ def test_resources(fake: FakeGce, sleeps: list[float], kube_env: str | None, tem
     pytest.param("AUTOSCALER_ENV_VARS: node_taints='dedicatedml:NoSchedule'\n", {}, id="malformed-taint-list"),
     pytest.param("AUTOSCALER_ENV_VARS: node_taints=a=b\n", {}, id="taint-without-effect"),
     pytest.param(None, {"metadata": None}, id="template-without-metadata"),
+    pytest.param(None, {"metadata": {"items": [{"key": "kube-env"}]}}, id="kube-env-without-value"),
 ])
 def test_no_template(fake: FakeGce, sleeps: list[float], kube_env: str | None, template: dict[str, Any]) -> None:
     assert template_of(fake, sleeps, kube_env, **template) is None
