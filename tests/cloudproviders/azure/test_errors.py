@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from cloudproviders.azure import AzureProvider
-from cloudproviders.azure.settings import load_settings, parse_auto_discovery
+from cloudproviders.azure.discovery import parse_auto_discovery
+from cloudproviders.azure.settings import load_settings
 from cloudproviders.config import CloudConfigError, StaticGroup
 from cloudproviders.interface import CloudError, InsufficientCapacity, NotFound, QuotaExceeded, Transient
 from tests.cloudproviders.azure_world import azure_node, azure_provider
@@ -61,10 +62,15 @@ def test_retries_are_bounded(provider: AzureProvider, fake: FakeAzure, sleeps: l
     assert sleeps == [1.0, 2.0, 4.0]
 
 
-def test_refresh_fails_whole_when_a_static_scale_set_is_gone(provider: AzureProvider, fake: FakeAzure) -> None:
+def test_a_static_scale_set_gone_is_left_out_and_the_rest_keep_working(
+        provider: AzureProvider, fake: FakeAzure, caplog: pytest.LogCaptureFixture) -> None:
+    """Upstream's TestVMSSNotFound: a missing --nodes scale set does not stop the autoscaler."""
     del fake.scale_sets["nvme"]
-    with pytest.raises(NotFound, match="nvme"):
-        provider.refresh()
+    provider.refresh()
+    assert [g.name for g in provider.node_groups()] == ["general"]
+    assert any("not found" in r.getMessage() and r.__dict__.get("node_group") == "nvme" for r in caplog.records)
+    act(provider, fake, "increase")
+    assert fake.scale_sets["general"].capacity == 3
 
 
 def test_refresh_fails_whole_when_vms_cannot_be_listed(fake: FakeAzure, sleeps: list[float]) -> None:
