@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 
 from azure.mgmt.compute import models
 
@@ -39,6 +40,13 @@ class VmssFacts:
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
+def _text(value: object) -> str | None:
+    """An SDK field that is an enum member when Azure's value is known, else the raw string."""
+    if value is None:
+        return None
+    return str(value.value) if isinstance(value, Enum) else str(value)
+
+
 def _os_disk(profile: models.VirtualMachineScaleSetVMProfile | None) -> OsDisk | None:
     storage = profile.storage_profile if profile else None
     disk = storage.os_disk if storage else None
@@ -47,8 +55,8 @@ def _os_disk(profile: models.VirtualMachineScaleSetVMProfile | None) -> OsDisk |
     option = disk.diff_disk_settings.option if disk.diff_disk_settings else None
     managed = disk.managed_disk
     account = managed.storage_account_type if managed else None
-    return OsDisk(size_gb=disk.disk_size_gb, ephemeral=str(option or "") == "Local",
-                  storage_account_type=str(account) if account else None)
+    return OsDisk(size_gb=disk.disk_size_gb, ephemeral=_text(option) == "Local",
+                  storage_account_type=_text(account) or None)
 
 
 def _os(profile: models.VirtualMachineScaleSetVMProfile | None) -> str:

@@ -272,6 +272,8 @@ class FakeAzure(FakeServer):
         return self._page([self._vm_json(found, vm) for vm in found.vms], request)
 
     def _list_skus(self, request: Request) -> Response:
+        if self.raw_faults.get("skus"):
+            return self.raw_faults["skus"].pop(0)
         if (kind := self._fault("skus")) is not None:
             return self._http_error(kind)
         return self._page(self.skus, request)
