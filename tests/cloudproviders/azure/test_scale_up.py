@@ -13,13 +13,13 @@ from autoscaler.runonce import run_once
 from cloudproviders.config import StaticGroup
 from tests.cloudproviders.azure_world import azure_provider
 from tests.cloudproviders.fakes.azure import FakeAzure
-from tests.factories import NOW, cluster, expr, options, pod, pv, pvc, storage_class
+from tests.factories import NOW, ClusterObject, cluster, expr, options, pod, pv, pvc, storage_class
 
 DISK_ZONE = "topology.disk.csi.azure.com/zone"
 DRIVER = "disk.csi.azure.com"
 
 
-def disk_pod(zone_value: str) -> list[object]:
+def disk_pod(zone_value: str) -> list[ClusterObject]:
     affinity = {"nodeSelectorTerms": [{"matchExpressions": [expr(DISK_ZONE, "In", zone_value)]}]}
     return [storage_class("managed-csi", DRIVER),
             pv("pvc-disk", "100Gi", "managed-csi", driver=DRIVER, affinity=affinity, claim=("default", "data")),
@@ -29,7 +29,6 @@ def disk_pod(zone_value: str) -> list[object]:
 
 @pytest.mark.parametrize(("zone_value", "expected"), [
     pytest.param("westeurope-2", {"zone-2": 1}, id="the-volumes-zone-only"),
-    pytest.param("westeurope-3", {}, id="no-scale-set-in-the-volumes-zone"),
     pytest.param("", {"regional": 1}, id="non-zonal-disk-on-the-non-zonal-scale-set"),
 ])
 def test_a_zonal_disk_scales_up_the_scale_set_in_its_zone(fake: FakeAzure, sleeps: list[float], zone_value: str,
@@ -42,6 +41,5 @@ def test_a_zonal_disk_scales_up_the_scale_set_in_its_zone(fake: FakeAzure, sleep
     provider.refresh()
     up = run_once(cluster(*disk_pod(zone_value)), provider, options(), NOW, steady_state=True).scale_up
     provider.close()
+    assert up.result == "ScaledUp", up.still_unschedulable
     assert {i.group: i.delta for i in up.increases} == expected
-    if not expected:
-        assert up.result == "NoScaleUp"

@@ -40,7 +40,7 @@ def test_without_the_sku_permission_the_full_static_table(fake: FakeAzure, sleep
     pytest.param({"cpus": 16, "memory_gib": 64, "arch": "Arm64"}, 16, 65536, "arm64", (), id="api-arm64"),
     pytest.param({"cpus": 4, "memory_gib": 15.5, "arch": "x64"}, 4, 15 * 1024, "amd64", (),
                  id="api-memory-whole-gb-as-upstream"),
-    pytest.param({"cpus": 12, "memory_gib": 220, "gpus": 2}, 12, 220 * 1024, "amd64", (("nvidia.com/gpu", 2),),
+    pytest.param({"cpus": 12, "memory_gib": 220.5, "gpus": 2}, 12, 220 * 1024, "amd64", (("nvidia.com/gpu", 2),),
                  id="api-gpus"),
     # Without CpuArchitectureType upstream's SKU lookup fails and the static table answers.
     pytest.param({"cpus": 99, "memory_gib": 99, "arch": None}, 4, 16384, "amd64", (), id="api-incomplete-uses-table"),
@@ -96,7 +96,6 @@ EPHEMERAL = {"diffDiskSettings": {"option": "Local"}, "diskSizeGB": 64,
     pytest.param(EPHEMERAL, {"storageprofile": "ephemeral", "storagetier": "Standard_LRS"}, 64 * 2**30,
                  id="ephemeral"),
     pytest.param({"createOption": "FromImage"}, {"storageprofile": "managed"}, 0, id="no-size-no-tier"),
-    pytest.param(None, {}, 0, id="no-os-disk"),
 ])
 def test_storage_profile_and_tier_predicted(fake: FakeAzure, sleeps: list[float], os_disk: dict[str, Any] | None,
                                             expected: dict[str, str], ephemeral_bytes: int) -> None:

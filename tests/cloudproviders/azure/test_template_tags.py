@@ -37,15 +37,13 @@ def test_a_label_tag_overrides_a_generic_label(fake: FakeAzure, sleeps: list[flo
 @pytest.mark.parametrize(("tags", "taints"), [
     pytest.param({TAG + "taint_dedicated": "foo:NoSchedule", TAG + "taint_group": "bar:NoExecute",
                   TAG + "taint_app": "fizz:PreferNoSchedule",
-                  TAG + "taint_k8s.io_testing_underscore_to_slash": "fizz:PreferNoSchedule", "bar": "baz"},
+                  TAG + "taint_k8s.io_testing_underscore_to_slash": "fizz:PreferNoSchedule", "bar": "baz",
+                  TAG + "taint_blank": "", TAG + "taint_nosplit": "some_value"},
                  {Taint("dedicated", "foo", "NoSchedule"), Taint("group", "bar", "NoExecute"),
                   Taint("app", "fizz", "PreferNoSchedule"),
                   Taint("k8s.io/testing/underscore/to/slash", "fizz", "PreferNoSchedule")}, id="upstream-table"),
-    pytest.param({TAG + "taint_dedicated": "foo:NoSchedule", TAG + "taint_blank": "",
-                  TAG + "taint_nosplit": "some_value", TAG + "taint_odd": "b:Sometimes"},
-                 {Taint("dedicated", "foo", "NoSchedule")}, id="malformed-ones-dropped-the-rest-kept"),
-    pytest.param({TAG + "taint_empty-value": ":NoExecute"}, {Taint("empty-value", "", "NoExecute")},
-                 id="empty-value"),
+    pytest.param({TAG + "taint_dedicated": "foo:NoSchedule", TAG + "taint_odd": "b:Sometimes"},
+                 {Taint("dedicated", "foo", "NoSchedule")}, id="unknown-effect-dropped-the-rest-kept"),
 ])
 def test_taints_from_tags(fake: FakeAzure, sleeps: list[float], tags: dict[str, str], taints: set[Taint]) -> None:
     assert set(template(fake, sleeps, tags=tags).taints) == taints
@@ -60,12 +58,12 @@ def test_a_malformed_taint_tag_is_reported(fake: FakeAzure, sleeps: list[float],
 
 @pytest.mark.parametrize(("tags", "cpu", "memory", "ephemeral", "extended"), [
     pytest.param({TAG + "resources_cpu": "100m", TAG + "resources_memory": "100M",
-                  TAG + "resources_ephemeral-storage": "20G", TAG + "resources_nvidia.com_Tesla-P100-PCIE": "4"},
-                 100, 100_000_000, 20_000_000_000, (("nvidia.com/Tesla-P100-PCIE", 4),), id="upstream-table"),
+                  TAG + "resources_ephemeral-storage": "20G", TAG + "resources_nvidia.com_Tesla-P100-PCIE": "4",
+                  TAG + "resources_example.com~2dongle": "2"},
+                 100, 100_000_000, 20_000_000_000, (("example.com/dongle", 2), ("nvidia.com/Tesla-P100-PCIE", 4)),
+                 id="upstream-table-tilde-two-is-a-slash-too"),
     pytest.param({TAG + "resources_memory": "much", TAG + "resources_cpu": "3"}, 3000, 16 * 2**30, 128 * 2**30, (),
                  id="bad-quantity-dropped-the-rest-kept"),
-    pytest.param({TAG + "resources_example.com~2dongle": "2"}, 4000, 16 * 2**30, 128 * 2**30,
-                 (("example.com/dongle", 2),), id="tilde-two-is-a-slash-in-resource-names"),
 ])
 def test_resources_from_tags(fake: FakeAzure, sleeps: list[float], tags: dict[str, str], cpu: int, memory: int,
                              ephemeral: int, extended: tuple[tuple[str, int], ...]) -> None:
@@ -79,10 +77,10 @@ OPTION = TAG + "autoscaling-options_"
 
 @pytest.mark.parametrize(("tags", "expected"), [
     pytest.param({OPTION + "scaledownutilizationthreshold": "0.2", OPTION + "scaledowngpuutilizationthreshold": "0.3",
-                  OPTION + "scaledownunneededtime": "30m", OPTION + "scaledownunreadytime": "1h"},
+                  OPTION + "scaledownunneededtime": "30M", OPTION + "scaledownunreadytime": "1H"},
                  GroupOptions(scale_down_utilization_threshold=0.2, scale_down_gpu_utilization_threshold=0.3,
                               scale_down_unneeded_seconds=1800.0, scale_down_unready_seconds=3600.0),
-                 id="all-four"),
+                 id="all-four-values-lower-cased"),
     pytest.param({OPTION + "scaledowngpuutilizationthreshold": "not-a-float", OPTION + "scaledownunneededtime": "1m",
                   OPTION + "scaledownunreadytime": "not-a-duration"},
                  GroupOptions(scale_down_unneeded_seconds=60.0), id="bad-values-dropped-the-rest-kept"),
@@ -97,7 +95,6 @@ def test_options_from_tags(fake: FakeAzure, sleeps: list[float], tags: dict[str,
 
 
 @pytest.mark.parametrize(("value", "max_local"), [
-    pytest.param("1900000000000", 1_900_000_000_000, id="bytes"),
     pytest.param("lots", 1831054 * 2**20, id="not-bytes-dropped-size-nvme-kept"),
 ])
 def test_max_capacity_label_tag(fake: FakeAzure, sleeps: list[float], value: str, max_local: int) -> None:
