@@ -13,45 +13,49 @@ from typing import Any
 
 import pytest
 
+from kube.model import Node
 from tests.cloudproviders.azure.build import MIB, TAG, XILINX, built, forbid_skus, template
 from tests.cloudproviders.fakes.azure import FakeAzure
 
 # --- source 1: the VM size (SKU API, else the static table) -----------------------------------------------
 
-@pytest.mark.parametrize(("size", "cpu", "memory_mib", "arch", "extended"), [
-    pytest.param("Standard_A1_v2", 1, 2048, "amd64", (), id="small-size-outside-the-old-table"),
-    pytest.param("Standard_D32ps_v5", 32, 131072, "arm64", (), id="arm64-from-the-table"),
-    pytest.param("Standard_NC6s_v3", 6, 114688, "amd64", (("nvidia.com/gpu", 1),), id="gpu-size"),
-    pytest.param("Standard_NP10s", 10, 172032, "amd64", ((XILINX, 1),), id="np-series-fpga-is-not-a-gpu"),
-    pytest.param("Standard_D2s_v3_Promo", 2, 8192, "amd64", (), id="promo-falls-back-to-standard"),
-    pytest.param("standard_e2s_v3", 2, 16384, "amd64", (), id="name-case-insensitive"),
+#: vCPUs, memory MiB, arch label, extended resources.
+Shape = tuple[int, int, str, tuple[tuple[str, int], ...]]
+
+
+def shape(node: Node) -> Shape:
+    return (node.capacity.cpu // 1000, node.capacity.memory // MIB, node.labels["kubernetes.io/arch"],
+            node.capacity.extended)
+
+
+@pytest.mark.parametrize(("size", "expected"), [
+    pytest.param("Standard_A1_v2", (1, 2048, "amd64", ()), id="small-size-outside-the-old-table"),
+    pytest.param("Standard_D32ps_v5", (32, 131072, "arm64", ()), id="arm64-from-the-table"),
+    pytest.param("Standard_NC6s_v3", (6, 114688, "amd64", (("nvidia.com/gpu", 1),)), id="gpu-size"),
+    pytest.param("Standard_NP10s", (10, 172032, "amd64", ((XILINX, 1),)), id="np-series-fpga-is-not-a-gpu"),
+    pytest.param("Standard_D2s_v3_Promo", (2, 8192, "amd64", ()), id="promo-falls-back-to-standard"),
+    pytest.param("standard_e2s_v3", (2, 16384, "amd64", ()), id="name-case-insensitive"),
 ])
-def test_without_the_sku_permission_the_full_static_table(fake: FakeAzure, sleeps: list[float], size: str, cpu: int,
-                                                          memory_mib: int, arch: str,
-                                                          extended: tuple[tuple[str, int], ...]) -> None:
+def test_without_the_sku_permission_the_full_static_table(fake: FakeAzure, sleeps: list[float], size: str,
+                                                          expected: Shape) -> None:
     forbid_skus(fake)
     node = template(fake, sleeps, size)
-    assert (node.capacity.cpu, node.capacity.memory, node.capacity.extended) == (cpu * 1000, memory_mib * MIB,
-                                                                                 extended)
-    assert node.labels["kubernetes.io/arch"] == node.labels["beta.kubernetes.io/arch"] == arch
+    assert node.labels["kubernetes.io/arch"] == node.labels["beta.kubernetes.io/arch"]
+    assert shape(node) == expected
 
 
-@pytest.mark.parametrize(("sku", "cpu", "memory_mib", "arch", "extended"), [
-    pytest.param({"cpus": 16, "memory_gib": 64, "arch": "Arm64"}, 16, 65536, "arm64", (), id="api-arm64"),
-    pytest.param({"cpus": 4, "memory_gib": 15.5, "arch": "x64"}, 4, 15 * 1024, "amd64", (),
+@pytest.mark.parametrize(("sku", "expected"), [
+    pytest.param({"cpus": 16, "memory_gib": 64, "arch": "Arm64"}, (16, 65536, "arm64", ()), id="api-arm64"),
+    pytest.param({"cpus": 4, "memory_gib": 15.5, "arch": "x64"}, (4, 15 * 1024, "amd64", ()),
                  id="api-memory-whole-gb-as-upstream"),
-    pytest.param({"cpus": 12, "memory_gib": 220.5, "gpus": 2}, 12, 220 * 1024, "amd64", (("nvidia.com/gpu", 2),),
+    pytest.param({"cpus": 12, "memory_gib": 220.5, "gpus": 2}, (12, 220 * 1024, "amd64", (("nvidia.com/gpu", 2),)),
                  id="api-gpus"),
     # Without CpuArchitectureType upstream's SKU lookup fails and the static table answers.
-    pytest.param({"cpus": 99, "memory_gib": 99, "arch": None}, 4, 16384, "amd64", (), id="api-incomplete-uses-table"),
+    pytest.param({"cpus": 99, "memory_gib": 99, "arch": None}, (4, 16384, "amd64", ()), id="api-incomplete-uses-table"),
 ])
-def test_size_from_the_sku_api(fake: FakeAzure, sleeps: list[float], sku: dict[str, Any], cpu: int, memory_mib: int,
-                               arch: str, extended: tuple[tuple[str, int], ...]) -> None:
+def test_size_from_the_sku_api(fake: FakeAzure, sleeps: list[float], sku: dict[str, Any], expected: Shape) -> None:
     fake.add_sku("Standard_D4s_v5", **sku)
-    node = template(fake, sleeps, "Standard_D4s_v5")
-    assert (node.capacity.cpu, node.capacity.memory, node.capacity.extended) == (cpu * 1000, memory_mib * MIB,
-                                                                                 extended)
-    assert node.labels["kubernetes.io/arch"] == arch
+    assert shape(template(fake, sleeps, "Standard_D4s_v5")) == expected
 
 
 def test_np_series_from_the_api_is_an_fpga(fake: FakeAzure, sleeps: list[float]) -> None:
@@ -62,14 +66,16 @@ def test_np_series_from_the_api_is_an_fpga(fake: FakeAzure, sleeps: list[float])
 
 # --- source 2: the scale set's properties ---------------------------------------------------------------
 
-@pytest.mark.parametrize(("location", "zones", "zone", "disk_zone"), [
-    pytest.param("westus", ["2"], "westus-2", "westus-2", id="zonal"),
-    pytest.param("westus", ["1", "2", "3"], "westus-1", "westus-1", id="multi-zone-one-of-them"),
-    pytest.param("westus", [], "0", "", id="non-zonal"),
-    pytest.param("WestUS", ["3"], "westus-3", "westus-3", id="region-lower-case"),
+@pytest.mark.parametrize(("location", "zones", "expected"), [
+    pytest.param("westus", ["2"], ("westus-2", "westus-2"), id="zonal"),
+    pytest.param("westus", ["1", "2", "3"], ("westus-1", "westus-1"), id="multi-zone-one-of-them"),
+    pytest.param("westus", [], ("0", ""), id="non-zonal"),
+    pytest.param("WestUS", ["3"], ("westus-3", "westus-3"), id="region-lower-case"),
 ])
-def test_zone_labels(fake: FakeAzure, sleeps: list[float], location: str, zones: list[str], zone: str,
-                     disk_zone: str) -> None:
+def test_zone_labels(fake: FakeAzure, sleeps: list[float], location: str, zones: list[str],
+                     expected: tuple[str, str]) -> None:
+    """(zone, Azure Disk zone); upstream picks any of several zones, we the first (reproducible plans)."""
+    zone, disk_zone = expected
     labels = template(fake, sleeps, location=location, zones=zones).labels
     assert labels["topology.kubernetes.io/zone"] == labels["failure-domain.beta.kubernetes.io/zone"] == zone
     assert labels["topology.disk.csi.azure.com/zone"] == disk_zone

@@ -56,20 +56,20 @@ def test_a_malformed_taint_tag_is_reported(fake: FakeAzure, sleeps: list[float],
                for r in caplog.records)
 
 
-@pytest.mark.parametrize(("tags", "cpu", "memory", "ephemeral", "extended"), [
+@pytest.mark.parametrize(("tags", "expected"), [
     pytest.param({TAG + "resources_cpu": "100m", TAG + "resources_memory": "100M",
                   TAG + "resources_ephemeral-storage": "20G", TAG + "resources_nvidia.com_Tesla-P100-PCIE": "4",
                   TAG + "resources_example.com~2dongle": "2"},
-                 100, 100_000_000, 20_000_000_000, (("example.com/dongle", 2), ("nvidia.com/Tesla-P100-PCIE", 4)),
+                 (100, 100_000_000, 20_000_000_000, (("example.com/dongle", 2), ("nvidia.com/Tesla-P100-PCIE", 4))),
                  id="upstream-table-tilde-two-is-a-slash-too"),
-    pytest.param({TAG + "resources_memory": "much", TAG + "resources_cpu": "3"}, 3000, 16 * 2**30, 128 * 2**30, (),
+    pytest.param({TAG + "resources_memory": "much", TAG + "resources_cpu": "3"}, (3000, 16 * 2**30, 128 * 2**30, ()),
                  id="bad-quantity-dropped-the-rest-kept"),
 ])
-def test_resources_from_tags(fake: FakeAzure, sleeps: list[float], tags: dict[str, str], cpu: int, memory: int,
-                             ephemeral: int, extended: tuple[tuple[str, int], ...]) -> None:
+def test_resources_from_tags(fake: FakeAzure, sleeps: list[float], tags: dict[str, str],
+                             expected: tuple[int, int, int, tuple[tuple[str, int], ...]]) -> None:
+    """(cpu millicores, memory, ephemeral storage, extended) after the tags."""
     capacity = template(fake, sleeps, tags=tags).capacity
-    assert (capacity.cpu, capacity.memory, capacity.ephemeral_storage, capacity.extended) == (
-        cpu, memory, ephemeral, extended)
+    assert (capacity.cpu, capacity.memory, capacity.ephemeral_storage, capacity.extended) == expected
 
 
 OPTION = TAG + "autoscaling-options_"
