@@ -56,6 +56,20 @@ def _static_name(name: str) -> str:
     return name
 
 
+def _static_groups(config: ProviderConfig) -> list[tuple[str, int, int]]:
+    """``--nodes`` as upstream registers them (``azure_cache.go`` ``Register``): a scale set given twice
+    is one group, the last bounds given win (logged), case-insensitively."""
+    by_key: dict[str, tuple[str, int, int]] = {}
+    for spec in config.static_groups:
+        name = _static_name(spec.name)
+        earlier = by_key.get(name.lower())
+        if earlier is not None and earlier[1:] != (spec.min_size, spec.max_size):
+            _log.warning("--nodes: scale set given twice, the last bounds win",
+                         extra={"node_group": name, "min": spec.min_size, "max": spec.max_size})
+        by_key[name.lower()] = (name, spec.min_size, spec.max_size)
+    return list(by_key.values())
+
+
 class AzureProvider:
     def __init__(self, config: ProviderConfig, settings: AzureSettings, api: ComputeApi,
                  clock: Callable[[], float] = time.monotonic, miss_refresh_seconds: float = 10.0) -> None:
@@ -64,9 +78,7 @@ class AzureProvider:
         self._api = api
         self._clock = clock
         self._prices = load_prices(config.price_file)
-        self._static = [(_static_name(g.name), g.min_size, g.max_size) for g in config.static_groups]
-        if len({n.lower() for n, _, _ in self._static}) != len(self._static):
-            raise CloudConfigError("--nodes: the same scale set is given twice")
+        self._static = _static_groups(config)
         self._discovery: list[LabelDiscovery] = [parse_auto_discovery(s) for s in config.auto_discovery]
         self._groups: dict[str, VmssGroup] = {}
         self._skus: dict[str, dict[str, SkuInfo]] = {}

@@ -64,6 +64,15 @@ def test_a_resource_id_names_a_static_group(fake: FakeAzure, sleeps: list[float]
     built.close()
 
 
+def test_a_scale_set_named_twice_is_one_group_with_the_last_bounds(fake: FakeAzure, sleeps: list[float]) -> None:
+    """Upstream registers a repeated --nodes scale set once, the later bounds replacing the earlier."""
+    twice = (StaticGroup(1, 3, "general"), StaticGroup(0, 7, fake.vmss_id("GENERAL")))
+    built = azure_provider(fake, sleeps, static=twice)
+    built.refresh()
+    assert [(g.name, g.min_size(), g.max_size()) for g in built.node_groups()] == [("GENERAL", 0, 7)]
+    built.close()
+
+
 def test_nvme_template_from_sku_and_tags(provider: AzureProvider) -> None:
     template = group(provider, "nvme").template_node()
     assert template is not None
