@@ -79,7 +79,8 @@ class VmssGroup:
     def update(self, scale_set: models.VirtualMachineScaleSet, min_size: int, max_size: int) -> None:
         self._min, self._max = min_size, max_size
         def shape(each: models.VirtualMachineScaleSet) -> tuple[object, ...]:
-            return each.tags, each.sku.name if each.sku else None, each.location, each.zones
+            profile = each.properties.virtual_machine_profile if each.properties else None
+            return each.tags, each.sku.name if each.sku else None, each.location, each.zones, profile
 
         if self._scale_set is None or shape(scale_set) != shape(self._scale_set):
             self._template = None  # tags or size changed: rebuild the template

@@ -97,6 +97,8 @@ def test_a_refused_endpoint_is_transient(fake: FakeAzure, sleeps: list[float]) -
     pytest.param({"subscriptionId": "s", "resourceGroup": "rg", "operationTimeout": "soon"}, "operationTimeout",
                  id="bad-timeout"),
     pytest.param([1, 2], "JSON object", id="not-an-object"),
+    pytest.param({"subscriptionId": "s", "resourceGroup": "rg", "enableLabelPredictionsOnTemplate": "yes"},
+                 "enableLabelPredictionsOnTemplate", id="predictions-not-a-bool"),
 ])
 def test_bad_cloud_config(tmp_path: Path, document: object, message: str) -> None:
     path = tmp_path / "azure.json"
@@ -116,6 +118,25 @@ def test_settings_from_environment() -> None:
     settings = load_settings(None, {"ARM_SUBSCRIPTION_ID": "s", "ARM_RESOURCE_GROUP": "rg"})
     assert (settings.subscription_id, settings.resource_group, settings.endpoint) == (
         "s", "rg", "https://management.azure.com")
+
+
+@pytest.mark.parametrize(("document", "env", "expected"), [
+    pytest.param({}, {}, True, id="default-on"),
+    pytest.param({"enableLabelPredictionsOnTemplate": False}, {}, False, id="file-off"),
+    pytest.param({"enableLabelPredictionsOnTemplate": True}, {"AZURE_ENABLE_LABEL_PREDICTIONS_ON_TEMPLATE": "f"},
+                 False, id="environment-overrides-file"),
+])
+def test_label_predictions_setting(tmp_path: Path, document: dict[str, object], env: dict[str, str],
+                                   expected: bool) -> None:
+    path = tmp_path / "azure.json"
+    path.write_text(json.dumps({"subscriptionId": "s", "resourceGroup": "rg", **document}))
+    assert load_settings(str(path), env).label_predictions is expected
+
+
+def test_label_predictions_environment_not_a_bool() -> None:
+    with pytest.raises(CloudConfigError, match="AZURE_ENABLE_LABEL_PREDICTIONS_ON_TEMPLATE"):
+        load_settings(None, {"ARM_SUBSCRIPTION_ID": "s", "ARM_RESOURCE_GROUP": "rg",
+                             "AZURE_ENABLE_LABEL_PREDICTIONS_ON_TEMPLATE": "maybe"})
 
 
 @pytest.mark.parametrize("spec", [

@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
+from cloudproviders.config import StaticGroup
 from kube.model import Node
 from tests.cloudproviders.azure.build import MIB, TAG, XILINX, built, forbid_skus, template
+from tests.cloudproviders.azure_world import azure_provider
 from tests.cloudproviders.fakes.azure import FakeAzure
 
 # --- source 1: the VM size (SKU API, else the static table) -----------------------------------------------
@@ -132,3 +134,20 @@ def test_predictions_can_be_switched_off(fake: FakeAzure, sleeps: list[float]) -
     assert node is not None
     assert not {"agentpool", "kubernetes.azure.com/agentpool", "storageprofile", "accelerator"} & set(node.labels)
     assert node.labels["poolName"] == "p"  # every tag is still a label, as upstream
+
+
+def test_a_changed_vm_profile_rebuilds_the_template(fake: FakeAzure, sleeps: list[float]) -> None:
+    fake.add_scale_set("pool", "Standard_D4s_v5")
+    provider = azure_provider(fake, sleeps, static=(StaticGroup(0, 5, "pool"),))
+    provider.refresh()
+    (group,) = provider.node_groups()
+
+    def os_label() -> str | None:
+        node = group.template_node()
+        return node.labels.get("kubernetes.io/os") if node is not None else None
+
+    assert os_label() == "linux"
+    fake.scale_sets["pool"].windows = True
+    provider.refresh()
+    assert os_label() == "windows"
+    provider.close()
