@@ -16,6 +16,7 @@ from azure.mgmt.compute import models
 from cloudproviders.azure.api import ComputeApi
 from cloudproviders.azure.errors import instance_error
 from cloudproviders.azure.skus import SkuInfo
+from cloudproviders.azure.tags import options_from_tags
 from cloudproviders.azure.template import GroupTemplate, build_template
 from cloudproviders.azure.vmss import vmss_facts
 from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState
@@ -154,8 +155,9 @@ class VmssGroup:
         return info.node if info is not None else None
 
     def group_options(self) -> GroupOptions:
-        info = self._template_info()
-        return info.options if info is not None else GroupOptions()
+        """From the tags alone: upstream reads options even when no template can be built (``GetOptions``)."""
+        tags = self._scale_set.tags if self._scale_set is not None else None
+        return options_from_tags({k: v or "" for k, v in (tags or {}).items()}).value
 
     def price_per_hour(self) -> float | None:
         size = self._scale_set.sku.name if self._scale_set is not None and self._scale_set.sku else None

@@ -8,7 +8,8 @@ and ``processVMSSTemplate``):
 2. the scale set's properties (``vmss.VmssFacts``): ephemeral storage from the OS disk
    size, the generic labels and the AKS label predictions (``labels.py``);
 3. its tags (``tags.py``): every tag as a label, as upstream; then the node-template
-   label, taint and resource tags, and the per-group options.
+   label, taint and resource tags (and the per-group options, which the group reads from
+   the tags itself, template or not, as upstream's ``GetOptions``).
 
 Labels are joined in upstream's order: raw tags, then generic labels over them, then the
 label tags and predictions over both. Resource tags override the size's amounts.
@@ -27,7 +28,6 @@ from cloudproviders.azure.labels import aks_labels, generic_labels
 from cloudproviders.azure.skus import SkuInfo
 from cloudproviders.azure.tags import labels_from_tags, options_from_tags, resources_from_tags, taints_from_tags
 from cloudproviders.azure.vmss import VmssFacts
-from cloudproviders.interface import GroupOptions
 from kube.model import Node, Resources
 from kube.names import StorageNames
 
@@ -44,7 +44,6 @@ _NAMED = {"cpu", "memory", "ephemeral-storage", "pods"}
 @dataclass(frozen=True, slots=True)
 class GroupTemplate:
     node: Node
-    options: GroupOptions
     vm_size: str
     #: One message per tag left out of the template (logged by the group).
     dropped: tuple[str, ...] = ()
@@ -99,8 +98,8 @@ def build_template(facts: VmssFacts, sku: SkuInfo, storage: StorageNames, *,
     labels = _labels(facts, sku, node_name, predict_labels)
     max_local, storage_dropped = _local_storage(labels, sku, storage)
     taints = taints_from_tags(facts.tags)
-    options = options_from_tags(facts.tags)
+    options = options_from_tags(facts.tags)  # read by the group itself; here for its messages
     node = Node(name=node_name, labels=labels, allocatable=capacity, capacity=capacity, taints=taints.value,
                 max_local_bytes=max_local)
     dropped = from_tags.dropped + storage_dropped + taints.dropped + options.dropped
-    return GroupTemplate(node=node, options=options.value, vm_size=sku.name, dropped=dropped)
+    return GroupTemplate(node=node, vm_size=sku.name, dropped=dropped)

@@ -94,6 +94,13 @@ def test_options_from_tags(fake: FakeAzure, sleeps: list[float], tags: dict[str,
     assert group.group_options() == expected
 
 
+def test_options_without_a_template(fake: FakeAzure, sleeps: list[float]) -> None:
+    """Upstream's GetOptions reads the tags even when the VM size is unknown and no template is built."""
+    group = built(fake, sleeps, "Standard_Z99_v9", tags={OPTION + "scaledownunneededtime": "3m"})
+    assert group.template_node() is None
+    assert group.group_options() == GroupOptions(scale_down_unneeded_seconds=180.0)
+
+
 @pytest.mark.parametrize(("value", "max_local"), [
     pytest.param("lots", 1831054 * 2**20, id="not-bytes-dropped-size-nvme-kept"),
 ])
