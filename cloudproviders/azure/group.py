@@ -84,7 +84,7 @@ class VmssGroup:
             return each.tags, each.sku.name if each.sku else None, each.location, each.zones, profile
 
         if self._scale_set is None or shape(scale_set) != shape(self._scale_set):
-            self._template = None  # tags or size changed: rebuild the template
+            self._template = None  # tags, size, zones or VM profile changed: rebuild the template
         self._scale_set = scale_set
         self._target = (scale_set.sku.capacity if scale_set.sku else None) or 0
 
