@@ -1,0 +1,113 @@
+"""The objects behind a storage verdict: claims, classes, PVs and where they are pinned, CSI capacity.
+
+Read from the snapshot's objects, for ``explain``'s answers: which claim did not fit,
+which PV pins the pod to which node (or to one that no longer exists), which
+CSIStorageCapacity is short and by how many bytes, and how many bytes of migratable
+local volumes a node's removal would unpin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kube.model import ClusterObjects, PersistentVolume, Pod
+from kube.names import StorageNames
+from simulator.volumes import NodeMatcher
+
+__all__ = ["StorageFacts", "StoragePlugins"]
+
+#: The scheduler plugins whose refusals are about volumes.
+StoragePlugins = frozenset({"VolumeBinding", "VolumeZone", "VolumeRestrictions", "NodeVolumeLimits"})
+
+
+def _named_node(pv: PersistentVolume) -> str | None:
+    """The node a PV's affinity names by a single-value In requirement, whatever the key."""
+    if pv.node_affinity is None:
+        return None
+    for term in pv.node_affinity.terms:
+        for req in (*term.requirements, *term.fields):
+            if req.operator == "In" and len(req.values) == 1:
+                return req.values[0]
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class StorageFacts:
+    """Lookups over one snapshot's storage objects."""
+
+    objects: ClusterObjects
+    names: StorageNames
+    matcher: NodeMatcher
+
+    @classmethod
+    def of(cls, objects: ClusterObjects, names: StorageNames) -> StorageFacts:
+        return cls(objects, names, NodeMatcher(objects.nodes))
+
+    def pinned_to(self, pv: PersistentVolume) -> str | None:
+        """``Node/name``, ``Node/name (no longer exists)``, or None when the PV is not pinned to one node."""
+        if pv.node_affinity is None:
+            return None
+        node = self.matcher.only_match(pv.node_affinity)
+        if node is not None:
+            return f"Node/{node}"
+        named = _named_node(pv)
+        return f"Node/{named} (no longer exists)" if named else None
+
+    def claim_objects(self, pod: Pod) -> tuple[list[str], list[str]]:
+        """The objects behind a pod's volumes, and notes (missing objects, capacity short)."""
+        objects: list[str] = []
+        notes: list[str] = []
+        for claim_name in pod.claims:
+            claim = self.objects.claims.get((pod.namespace, claim_name))
+            objects.append(f"PersistentVolumeClaim/{pod.namespace}/{claim_name}")
+            if claim is None:
+                notes.append(f"claim {pod.namespace}/{claim_name} does not exist")
+                continue
+            if claim.storage_class:
+                objects.append(f"StorageClass/{claim.storage_class}")
+                if claim.storage_class not in self.objects.storage_classes:
+                    notes.append(f"StorageClass {claim.storage_class} does not exist")
+            if claim.volume_name:
+                self._bound(claim.volume_name, objects, notes)
+            elif claim.storage_class:
+                self._capacity(claim.storage_class, claim.request, objects, notes)
+        return list(dict.fromkeys(objects)), notes
+
+    def _bound(self, volume: str, objects: list[str], notes: list[str]) -> None:
+        pv = self.objects.volumes.get(volume)
+        objects.append(f"PersistentVolume/{volume}")
+        if pv is None:
+            notes.append(f"PersistentVolume {volume} does not exist")
+            return
+        pinned = self.pinned_to(pv)
+        if pinned is not None:
+            objects.append(pinned)
+            notes.append(f"PersistentVolume {volume} is pinned to {pinned.removeprefix('Node/')}")
+        for key, values in pv.zones:
+            notes.append(f"PersistentVolume {volume} is in {key}={','.join(sorted(values))}")
+
+    def _capacity(self, storage_class: str, request: int, objects: list[str], notes: list[str]) -> None:
+        for cap in self.objects.csi_capacities:
+            if cap.storage_class != storage_class:
+                continue
+            objects.append(f"CSIStorageCapacity/{cap.namespace}/{cap.name}")
+            available = cap.capacity if cap.maximum_volume_size is None else cap.maximum_volume_size
+            if available is not None and available < request:
+                notes.append(f"CSIStorageCapacity {cap.namespace}/{cap.name} is {request - available} bytes short")
+        sc = self.objects.storage_classes.get(storage_class)
+        if sc is not None and sc.provisioner == self.names.provisioner:
+            notes.append(f"needs {request} bytes of local capacity (annotation {self.names.capacity_annotation})")
+
+    def unpin_bytes(self, pod: Pod, node: str) -> int:
+        """Bytes of the pod's migratable local volumes pinned to ``node`` (what its removal would unpin)."""
+        total = 0
+        for claim_name in pod.claims:
+            claim = self.objects.claims.get((pod.namespace, claim_name))
+            if claim is None or not claim.volume_name:
+                continue
+            pv = self.objects.volumes.get(claim.volume_name)
+            if pv is None or pv.driver != self.names.provisioner:
+                continue
+            if self.pinned_to(pv) == f"Node/{node}":
+                total += pv.capacity
+        return total
