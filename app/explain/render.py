@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from app.explain.storage import size
 from app.explain.verdicts import NodeExplanation, PodExplanation
 
 __all__ = ["to_json", "to_text"]
@@ -26,10 +27,6 @@ def _node(e: NodeExplanation) -> dict[str, Any]:
 
 def to_json(pods: Sequence[PodExplanation], nodes: Sequence[NodeExplanation]) -> dict[str, Any]:
     return {"version": 1, "pods": [_pod(e) for e in pods], "nodes": [_node(e) for e in nodes]}
-
-
-def _gib(count: int) -> str:
-    return f"{count / 2**30:.1f}Gi"
 
 
 def _pod_text(e: PodExplanation) -> list[str]:
@@ -56,10 +53,10 @@ def _node_text(e: NodeExplanation) -> list[str]:
         lines.append(f"  utilization {util} (threshold {e.threshold:.0%})")
     for m in e.pods:
         where = f"-> {m.destination}" if m.destination else (f"blocked: {m.blocker}" if m.blocker else "")
-        unpin = f", unpins {_gib(m.unpin_bytes)}" if m.unpin_bytes else ""
+        unpin = f", unpins {size(m.unpin_bytes)}" if m.unpin_bytes else ""
         lines.append(f"  {m.pod} {where}{unpin}".rstrip())
     if e.bytes_to_unpin:
-        lines.append(f"  bytes to unpin: {_gib(e.bytes_to_unpin)}")
+        lines.append(f"  bytes to unpin: {size(e.bytes_to_unpin)}")
     return lines
 
 

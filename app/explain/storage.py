@@ -14,10 +14,18 @@ from kube.model import ClusterObjects, PersistentVolume, Pod
 from kube.names import StorageNames
 from simulator.volumes import NodeMatcher
 
-__all__ = ["StorageFacts", "StoragePlugins"]
+__all__ = ["StorageFacts", "StoragePlugins", "size"]
 
 #: The scheduler plugins whose refusals are about volumes.
 StoragePlugins = frozenset({"VolumeBinding", "VolumeZone", "VolumeRestrictions", "NodeVolumeLimits"})
+
+
+def size(count: int) -> str:
+    """Bytes for people, with the exact count: ``40Gi (42949672960 bytes)``."""
+    for unit, scale in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20)):
+        if count >= scale:
+            return f"{count / scale:.4g}{unit} ({count} bytes)"
+    return f"{count} bytes"
 
 
 def _named_node(pv: PersistentVolume) -> str | None:
@@ -93,10 +101,12 @@ class StorageFacts:
             objects.append(f"CSIStorageCapacity/{cap.namespace}/{cap.name}")
             available = cap.capacity if cap.maximum_volume_size is None else cap.maximum_volume_size
             if available is not None and available < request:
-                notes.append(f"CSIStorageCapacity {cap.namespace}/{cap.name} is {request - available} bytes short")
+                notes.append(f"CSIStorageCapacity {cap.namespace}/{cap.name} offers {size(available)}: "
+                             f"{size(request - available)} short of claim's {size(request)}")
         sc = self.objects.storage_classes.get(storage_class)
         if sc is not None and sc.provisioner == self.names.provisioner:
-            notes.append(f"needs {request} bytes of local capacity (annotation {self.names.capacity_annotation})")
+            notes.append(f"needs {size(request)} of local capacity on one node (free bytes: node annotation "
+                         f"{self.names.capacity_annotation}; a new node: label {self.names.max_capacity_label})")
 
     def unpin_bytes(self, pod: Pod, node: str) -> int:
         """Bytes of the pod's migratable local volumes pinned to ``node`` (what its removal would unpin)."""
