@@ -20,7 +20,8 @@ from autoscaler.runonce import LoopDecision
 from autoscaler.scaledown.types import RemovalCandidate
 from kube.model import ClusterObjects, Pod
 
-__all__ = ["GroupAnswer", "NodeExplanation", "PodExplanation", "PodMove", "explain_nodes", "explain_pods"]
+__all__ = ["GroupAnswer", "NodeExplanation", "PodExplanation", "PodMove", "explain_nodes", "explain_pods",
+           "storage_details"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +124,25 @@ def _refusals(pod: Pod, decision: LoopDecision, facts: StorageFacts) -> tuple[Gr
             objects, notes = tuple(found), tuple(said)
         answers.append(GroupAnswer(group, False, reason, plugin, objects, notes))
     return tuple(answers)
+
+
+def storage_details(decision: LoopDecision, objects: ClusterObjects, options: Options) -> dict[str, str]:
+    """pod ref -> one line naming the objects behind its storage refusals (for NotTriggerScaleUp events)."""
+    up = decision.scale_up
+    storage_refused = [ref for ref, by_group in up.refusals.items()
+                       if ref in up.still_unschedulable and any(r.plugin in StoragePlugins for r in by_group.values())]
+    if not storage_refused:
+        return {}
+    facts = StorageFacts.of(objects, options.storage)
+    by_ref = {p.ref: p for p in objects.pods if p.ref in set(storage_refused)}
+    out = {}
+    for ref in storage_refused:
+        pod = by_ref.get(ref)
+        if pod is None:
+            continue
+        found, notes = facts.claim_objects(pod)
+        out[ref] = "; ".join(notes) if notes else ", ".join(found)
+    return out
 
 
 def _candidates(decision: LoopDecision) -> dict[str, RemovalCandidate]:

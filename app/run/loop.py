@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
+from app.explain.storage import StoragePlugins
+from app.explain.verdicts import storage_details
 from app.gc import collector_paused
 from app.run.events import EventEmitter, GroupSize
 from app.run.metrics import Metrics
@@ -150,7 +152,7 @@ class LiveLoop:
         for group, code, message in acts.scale_up_failed:
             self.status.scale_up_failed(group, now, code, message)
             self.events.scale_up_failed(group, message)
-        self.events.not_triggered(decision, now)
+        self.events.not_triggered(decision, now, self._storage_details(decision))
         self.events.scale_down(decision, started)
         if sizes:
             self.metrics.last_activity.labels("scaleUp").set(now)
@@ -161,9 +163,22 @@ class LiveLoop:
         views = group_views(self.provider.node_groups())
         self._metrics(decision, nodes, views)
         if self.write_status:
-            text = self.status.text(now, nodes, views, decision.scale_down.unneeded)
+            text = self.status.text(now, nodes, views, decision.scale_down.unneeded,
+                                    unremovable=decision.scale_down.unremovable)
             with contextlib.suppress(ClusterAPIError):  # informational; the next loop writes it again
                 self.cluster.inner.write_status(text)
+
+    def _storage_details(self, decision: LoopDecision) -> dict[str, str]:
+        """The objects behind storage refusals, for NotTriggerScaleUp (read only when there are some)."""
+        up = decision.scale_up
+        if not any(r.plugin in StoragePlugins for ref in up.still_unschedulable
+                   for r in up.refusals.get(ref, {}).values()):
+            return {}
+        try:
+            objects = self.cluster.list_objects()
+        except ClusterAPIError:
+            return {}
+        return storage_details(decision, objects, self.options)
 
     def _metrics(self, decision: LoopDecision, nodes: Sequence[NodeView], groups: Sequence[GroupView]) -> None:
         m = self.metrics
