@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import re
 import sys
 from collections.abc import Sequence
+
+import msgspec
 
 from app.explain.render import to_json, to_text
 from app.explain.verdicts import explain_nodes, explain_pods
@@ -87,7 +88,9 @@ def explain(args: argparse.Namespace, options: Options, now: float) -> int:
     pod_answers = explain_pods(decision, objects, options, pods)
     node_answers = explain_nodes(decision, objects, options, nodes)
     if args.output == "json":
-        sys.stdout.write(json.dumps(to_json(pod_answers, node_answers), indent=1) + "\n")
+        # msgspec writes in C what ``json``'s indenting encoder writes in Python (seconds at 5,000 nodes).
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(to_json(pod_answers, node_answers)), indent=1)
+                         .decode("utf-8") + "\n")
     else:
         sys.stdout.write(to_text(pod_answers, node_answers))
     return 0

@@ -8,8 +8,6 @@ local volumes a node's removal would unpin.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kube.model import ClusterObjects, PersistentVolume, Pod
 from kube.names import StorageNames
 from simulator.volumes import NodeMatcher
@@ -39,17 +37,30 @@ def _named_node(pv: PersistentVolume) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
 class StorageFacts:
-    """Lookups over one snapshot's storage objects."""
+    """Lookups over one snapshot's storage objects (read only; built once per explain)."""
 
-    objects: ClusterObjects
-    names: StorageNames
-    matcher: NodeMatcher
+    def __init__(self, objects: ClusterObjects, names: StorageNames) -> None:
+        self.objects = objects
+        self.names = names
+        self.matcher = NodeMatcher(objects.nodes)
+        self._local_pins: dict[str, str] | None = None
+        self._node_bytes: dict[str, int] | None = None
 
     @classmethod
     def of(cls, objects: ClusterObjects, names: StorageNames) -> StorageFacts:
-        return cls(objects, names, NodeMatcher(objects.nodes))
+        return cls(objects, names)
+
+    def _local_pinned(self) -> dict[str, str]:
+        """PV name -> the node a bound volume of the migratable local provisioner is pinned to (once)."""
+        if self._local_pins is None:
+            self._local_pins = {}
+            for pv in self.objects.volumes.values():
+                if pv.driver == self.names.provisioner and pv.claim is not None and pv.node_affinity is not None:
+                    node = self.matcher.only_match(pv.node_affinity)
+                    if node is not None:
+                        self._local_pins[pv.name] = node
+        return self._local_pins
 
     def pinned_to(self, pv: PersistentVolume) -> str | None:
         """``Node/name``, ``Node/name (no longer exists)``, or None when the PV is not pinned to one node."""
@@ -108,16 +119,22 @@ class StorageFacts:
             notes.append(f"needs {size(request)} of local capacity on one node (free bytes: node annotation "
                          f"{self.names.capacity_annotation}; a new node: label {self.names.max_capacity_label})")
 
+    def node_unpin_bytes(self, node: str) -> int:
+        """Bytes of migratable local volumes bound and pinned to ``node``: what its removal would unpin."""
+        if self._node_bytes is None:
+            self._node_bytes = {}
+            for pv_name, pinned in self._local_pinned().items():
+                self._node_bytes[pinned] = self._node_bytes.get(pinned, 0) + self.objects.volumes[pv_name].capacity
+        return self._node_bytes.get(node, 0)
+
     def unpin_bytes(self, pod: Pod, node: str) -> int:
         """Bytes of the pod's migratable local volumes pinned to ``node`` (what its removal would unpin)."""
+        if not pod.claims:
+            return 0
+        pins = self._local_pinned()
         total = 0
         for claim_name in pod.claims:
             claim = self.objects.claims.get((pod.namespace, claim_name))
-            if claim is None or not claim.volume_name:
-                continue
-            pv = self.objects.volumes.get(claim.volume_name)
-            if pv is None or pv.driver != self.names.provisioner:
-                continue
-            if self.pinned_to(pv) == f"Node/{node}":
-                total += pv.capacity
+            if claim is not None and pins.get(claim.volume_name) == node:
+                total += self.objects.volumes[claim.volume_name].capacity
         return total

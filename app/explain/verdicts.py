@@ -17,7 +17,7 @@ from app.explain.storage import StorageFacts, StoragePlugins
 from autoscaler.config import Options
 from autoscaler.context import is_expendable
 from autoscaler.runonce import LoopDecision
-from autoscaler.scaledown.types import RemovalCandidate
+from autoscaler.scaledown.types import RemovalCandidate, UnremovableReason
 from kube.model import ClusterObjects, Pod
 
 __all__ = ["GroupAnswer", "NodeExplanation", "PodExplanation", "PodMove", "explain_nodes", "explain_pods",
@@ -154,6 +154,10 @@ def _candidates(decision: LoopDecision) -> dict[str, RemovalCandidate]:
     return found
 
 
+#: Unremovable reasons about the node's pods: only these list them.
+_POD_REASONS = frozenset({UnremovableReason.NO_PLACE_TO_MOVE_PODS, UnremovableReason.BLOCKED_BY_POD,
+                          UnremovableReason.NODE_HAS_LOCAL_VOLUMES})
+
 #: The pod an unremovable node's detail names ("pod ns/x: NotReplicated", "no place to move pod ns/x").
 _NAMED_POD = re.compile(r"\bpod ([^\s:]+)")
 
@@ -180,9 +184,10 @@ def explain_nodes(decision: LoopDecision, objects: ClusterObjects, options: Opti
     unremovable = {u.node: u for u in down.unremovable}
     candidates = _candidates(decision)
     reports = {n.name: n for n in decision.nodes}
+    wanted = set(names)
     pods_by_node: dict[str, list[Pod]] = {}
     for pod in objects.pods:
-        if pod.node_name and not pod.is_terminal:
+        if pod.node_name in wanted and not pod.is_terminal:
             pods_by_node.setdefault(pod.node_name, []).append(pod)
     out = []
     for name in names:
@@ -198,12 +203,15 @@ def explain_nodes(decision: LoopDecision, objects: ClusterObjects, options: Opti
             moves = _moves(candidates.get(name), pods_by_node.get(name, []), "", name, facts)
             reason = "" if name in removed else (down.waiting or "not unneeded long enough yet")
             out.append(replace(base, verdict="Removable" if name in removed else "Unneeded", reason=reason,
-                               pods=moves, bytes_to_unpin=sum(m.unpin_bytes for m in moves)))
+                               pods=moves, bytes_to_unpin=facts.node_unpin_bytes(name)))
         elif name in unremovable:
             u = unremovable[name]
-            moves = _moves(None, pods_by_node.get(name, []), u.detail, name, facts)
-            out.append(replace(base, verdict="Unremovable", reason=str(u.reason), detail=u.detail, pods=moves,
-                               bytes_to_unpin=sum(m.unpin_bytes for m in moves)))
+            # Pods matter where they are the reason; a node kept for its utilization or its
+            # group's bounds lists none (at 5,000 nodes that would be every pod of the cluster).
+            pods = pods_by_node.get(name, []) if u.reason in _POD_REASONS else []
+            out.append(replace(base, verdict="Unremovable", reason=str(u.reason), detail=u.detail,
+                               pods=_moves(None, pods, u.detail, name, facts),
+                               bytes_to_unpin=facts.node_unpin_bytes(name)))
         else:
             why = down.skipped_because or ("no such node in the cluster" if report is None
                                             else "not a scale-down candidate this loop")
