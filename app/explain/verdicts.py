@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 from app.explain.storage import StorageFacts, StoragePlugins
 from autoscaler.config import Options
 from autoscaler.context import is_expendable
-from autoscaler.runonce import LoopDecision
-from autoscaler.scaledown.types import RemovalCandidate, UnremovableReason
+from autoscaler.runonce import LoopDecision, NodeReport
+from autoscaler.scaledown.types import RemovalCandidate, Unremovable, UnremovableReason
 from kube.model import ClusterObjects, Pod
 
 __all__ = ["GroupAnswer", "NodeExplanation", "PodExplanation", "PodMove", "explain_nodes", "explain_pods",
-           "storage_details"]
+           "node_verdicts", "storage_details"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,12 +176,58 @@ def _moves(cand: RemovalCandidate | None, pods: list[Pod], detail: str, node: st
     return tuple(out)
 
 
+@dataclass(frozen=True, slots=True)
+class _Verdicts:
+    """One loop's scale-down verdicts by node: the plan's lists, read once."""
+
+    removed: frozenset[str]
+    unneeded: frozenset[str]
+    unremovable: dict[str, Unremovable]
+    waiting: str
+    skipped: str
+
+    @classmethod
+    def of(cls, decision: LoopDecision) -> _Verdicts:
+        down = decision.scale_down
+        return cls(frozenset(down.removed), frozenset(down.unneeded), {u.node: u for u in down.unremovable},
+                   down.waiting or "not unneeded long enough yet", down.skipped_because)
+
+    def classify(self, name: str, known: bool) -> tuple[str, str, str]:
+        """(verdict, reason, detail) of one node; Removable and Unneeded before Unremovable, as plan lists them."""
+        if name in self.removed:
+            return "Removable", "", ""
+        if name in self.unneeded:
+            return "Unneeded", self.waiting, ""
+        kept = self.unremovable.get(name)
+        if kept is not None:
+            return "Unremovable", str(kept.reason), kept.detail
+        why = self.skipped or ("not a scale-down candidate this loop" if known else "no such node in the cluster")
+        return "NotCandidate", why, ""
+
+
+def node_verdicts(decision: LoopDecision) -> dict[str, str]:
+    """node -> one line of its scale-down verdict (the ``--explain-node-annotation`` value)."""
+    verdicts = _Verdicts.of(decision)
+    out = {}
+    for report in decision.nodes:
+        verdict, reason, detail = verdicts.classify(report.name, True)
+        out[report.name] = ": ".join(part for part in (verdict, reason, detail) if part)
+    return out
+
+
+def _utilization(report: NodeReport | None) -> dict[str, float]:
+    if report is None:
+        return {}
+    util = {"cpu": round(report.utilization.cpu, 4), "memory": round(report.utilization.memory, 4)}
+    if report.utilization.storage is not None:
+        util["storage"] = round(report.utilization.storage, 4)
+    return util
+
+
 def explain_nodes(decision: LoopDecision, objects: ClusterObjects, options: Options,
                   names: list[str]) -> list[NodeExplanation]:
-    down = decision.scale_down
     facts = StorageFacts.of(objects, options.storage)
-    removed, unneeded = set(down.removed), set(down.unneeded)
-    unremovable = {u.node: u for u in down.unremovable}
+    verdicts = _Verdicts.of(decision)
     candidates = _candidates(decision)
     reports = {n.name: n for n in decision.nodes}
     wanted = set(names)
@@ -192,28 +238,17 @@ def explain_nodes(decision: LoopDecision, objects: ClusterObjects, options: Opti
     out = []
     for name in names:
         report = reports.get(name)
-        util: dict[str, float] = {}
-        if report is not None:
-            util = {"cpu": round(report.utilization.cpu, 4), "memory": round(report.utilization.memory, 4)}
-            if report.utilization.storage is not None:
-                util["storage"] = round(report.utilization.storage, 4)
-        base = NodeExplanation(name, "", node_group=report.group if report else None, utilization=util,
-                               threshold=options.scale_down.utilization_threshold)
-        if name in removed or name in unneeded:
+        verdict, reason, detail = verdicts.classify(name, report is not None)
+        answer = NodeExplanation(name, verdict, reason, detail, report.group if report else None,
+                                 _utilization(report), options.scale_down.utilization_threshold)
+        if verdict in ("Removable", "Unneeded"):
             moves = _moves(candidates.get(name), pods_by_node.get(name, []), "", name, facts)
-            reason = "" if name in removed else (down.waiting or "not unneeded long enough yet")
-            out.append(replace(base, verdict="Removable" if name in removed else "Unneeded", reason=reason,
-                               pods=moves, bytes_to_unpin=facts.node_unpin_bytes(name)))
-        elif name in unremovable:
-            u = unremovable[name]
+            answer = replace(answer, pods=moves, bytes_to_unpin=facts.node_unpin_bytes(name))
+        elif verdict == "Unremovable":
             # Pods matter where they are the reason; a node kept for its utilization or its
             # group's bounds lists none (at 5,000 nodes that would be every pod of the cluster).
-            pods = pods_by_node.get(name, []) if u.reason in _POD_REASONS else []
-            out.append(replace(base, verdict="Unremovable", reason=str(u.reason), detail=u.detail,
-                               pods=_moves(None, pods, u.detail, name, facts),
-                               bytes_to_unpin=facts.node_unpin_bytes(name)))
-        else:
-            why = down.skipped_because or ("no such node in the cluster" if report is None
-                                            else "not a scale-down candidate this loop")
-            out.append(replace(base, verdict="NotCandidate", reason=why))
+            pods = pods_by_node.get(name, []) if reason in _POD_REASONS else []
+            answer = replace(answer, pods=_moves(None, pods, detail, name, facts),
+                             bytes_to_unpin=facts.node_unpin_bytes(name))
+        out.append(answer)
     return out

@@ -131,7 +131,8 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
 
     def new_loop() -> LiveLoop:
         return LiveLoop(cluster, guarded, options, metrics, emitter, acts, write_status=settings.write_status_configmap,
-                        dry_run=settings.dry_run, executor=executor, status=StatusTracker())
+                        dry_run=settings.dry_run, executor=executor, status=StatusTracker(),
+                        annotate_nodes=settings.explain_node_annotation)
 
     endpoints.start()
     log.info("serving /metrics and /health-check on %s:%d", settings.address[0], endpoints.port)
