@@ -56,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_flags(plan)
     explain = sub.add_parser("explain", help="why pods did (not) trigger a scale-up, why nodes are (not) removed")
     explain.add_argument("items", nargs="+", metavar="SNAPSHOT|TARGET",
-                         help="snapshot files (- for stdin), then targets: pod/NAMESPACE/NAME, node/NAME, pods, nodes")
+                         help="snapshot files (- for stdin), then targets: pod/NAMESPACE/NAME, node/NAME, pods, nodes; "
+                              "no file: the live cluster, read only, with run's flags (--kubeconfig, --nodes, ...)")
     explain.add_argument("--output", choices=("json", "text"), default="json")
     explain.add_argument("--now", default=None, help="the loop's clock, RFC 3339 (default: now)")
     add_flags(explain)
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     live = sub.add_parser("run", help="the live autoscaler: a Kubernetes cluster and a cloud provider")
     add_flags(live)
     add_run_flags(live)
+    add_run_flags(explain)  # explain with no snapshot file reads the live cluster as run does
     from app.scheduling_cmd import add_commands
 
     add_commands(sub)

@@ -32,13 +32,14 @@ class TargetError(ValueError):
 
 
 def split_items(items: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(snapshot paths, targets): a target is ``pods``, ``nodes``, ``pod/NS/NAME`` or ``node/NAME``."""
+    """(snapshot paths, targets): a target is ``pods``, ``nodes``, ``pod/NS/NAME`` or ``node/NAME``.
+
+    No snapshot path: the live cluster (``live.py``).
+    """
     snapshots = [i for i in items if not _TARGET.match(i)]
     targets = [i for i in items if _TARGET.match(i)]
     if not targets:
         raise TargetError("no target: give pod/NAMESPACE/NAME, node/NAME, pods or nodes after the snapshot files")
-    if not snapshots:
-        raise TargetError("no snapshot file (use - for standard input)")
     return snapshots, targets
 
 
@@ -71,15 +72,17 @@ def _select(objects: ClusterObjects, targets: Sequence[str]) -> tuple[list[Pod],
 
 def explain(args: argparse.Namespace, options: Options, now: float) -> int:
     from app.cli import decide
+    from app.explain.live import decide_live
+    from app.run.command import StartupError
     from kube.convert import InputError
 
     was_enabled = gc.isenabled()
     gc.disable()  # one decision, then exit: as plan, the collector stays paused
     try:
         snapshots, targets = split_items(args.items)
-        objects, decision = decide(snapshots, options, now)
+        objects, decision = decide(snapshots, options, now) if snapshots else decide_live(args, options, now)
         pods, nodes = _select(objects, targets)
-    except (InputError, TargetError) as exc:
+    except (InputError, TargetError, StartupError) as exc:
         sys.stderr.write(f"autoscaler explain: {exc}\n")
         return EXIT_BAD_INPUT
     finally:

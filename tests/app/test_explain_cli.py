@@ -48,7 +48,7 @@ def test_a_pod_target_and_a_node_target_together(cli: Run) -> None:
 
 @pytest.mark.parametrize(("argv", "message"), [
     pytest.param(["explain", UP], "no target", id="no-target"),
-    pytest.param(["explain", "pods"], "no snapshot file", id="no-snapshot"),
+    pytest.param(["explain", "pods"], "no node groups", id="live-without-groups"),
     pytest.param(["explain", UP, "pod/default/nope"], "pod/default/nope: no such pod", id="unknown-pod"),
     pytest.param(["explain", UP, "node/nope"], "node/nope: no such node", id="unknown-node"),
     pytest.param(["explain", "missing.yaml", "pods"], "missing.yaml", id="missing-file"),
