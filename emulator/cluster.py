@@ -119,6 +119,15 @@ class SimCluster(ClusterStore):
             self.put_node(dataclasses.replace(current, taints=tuple(t for t in current.taints if t.key != key)))
         self._notify()
 
+    def annotate_node(self, node: str, key: str, value: str | None) -> None:
+        current = self._require_node(node)
+        annotations = {k: v for k, v in current.annotations.items() if k != key}
+        if value is not None:
+            annotations[key] = value
+        if annotations != dict(current.annotations):
+            self.put_node(dataclasses.replace(current, annotations=annotations))
+        self._notify()
+
     def cordon_node(self, node: str, unschedulable: bool = True) -> None:
         """``kubectl cordon`` / ``uncordon`` (not part of ``ClusterAPI``; scenarios and tests use it)."""
         current = self._require_node(node)
