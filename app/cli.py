@@ -1,4 +1,4 @@
-"""Command line: ``python -m autoscaler plan SNAPSHOT... [flags]``, ``simulate SCENARIO``, ``run [flags]``.
+"""Command line: ``plan SNAPSHOT... [flags]``, ``explain SNAPSHOT... TARGET...``, ``simulate SCENARIO``, ``run``.
 
 Bad input never ends in a traceback: a bad flag, file or object prints one line on
 stderr naming what is wrong, and the exit status is 2. ``plan`` imports neither
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 from autoscaler.config import ConfigError, Options, add_flags, options_from_args
 
 if TYPE_CHECKING:
+    from autoscaler.runonce import LoopDecision
     from kube.model import ClusterObjects
 
 __all__ = ["main"]
@@ -53,6 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--output", choices=("json", "text"), default="json")
     plan.add_argument("--now", default=None, help="the loop's clock, RFC 3339 (default: now)")
     add_flags(plan)
+    explain = sub.add_parser("explain", help="why pods did (not) trigger a scale-up, why nodes are (not) removed")
+    explain.add_argument("items", nargs="+", metavar="SNAPSHOT|TARGET",
+                         help="snapshot files (- for stdin), then targets: pod/NAMESPACE/NAME, node/NAME, pods, nodes; "
+                              "no file: the live cluster, read only, with run's flags (--kubeconfig, --nodes, ...)")
+    explain.add_argument("--output", choices=("json", "text"), default="json")
+    explain.add_argument("--now", default=None, help="the loop's clock, RFC 3339 (default: now)")
+    add_flags(explain)
     sim = sub.add_parser("simulate", help="run the real loop over a simulated cluster and cloud (scenario file)")
     sim.add_argument("scenario", metavar="SCENARIO", help="scenario YAML (snapshot objects + one Scenario)")
     sim.add_argument("--report", metavar="FILE.json", help="write the machine-readable report here")
@@ -69,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     live = sub.add_parser("run", help="the live autoscaler: a Kubernetes cluster and a cloud provider")
     add_flags(live)
     add_run_flags(live)
+    add_run_flags(explain)  # explain with no snapshot file reads the live cluster as run does
     from app.scheduling_cmd import add_commands
 
     add_commands(sub)
@@ -126,25 +135,34 @@ def _plan(args: argparse.Namespace, options: Options) -> int:
             gc.enable()
 
 
-def _plan_once(args: argparse.Namespace, options: Options) -> int:
-    from app.plan_output import dumps, to_json, to_text
+def decide(paths: Sequence[str], options: Options, now: float) -> tuple[ClusterObjects, LoopDecision]:
+    """Load a snapshot and run one loop of the decision code on it (``plan`` and ``explain`` alike).
+
+    Raises ``InputError`` for bad input.
+    """
     from autoscaler.runonce import run_once
     from cloudproviders.snapshot import SnapshotProvider
+
+    priorities = None
+    if options.priority_config_file is not None:
+        priorities = _priority_config(options.priority_config_file)
+    objects = load_without_collector(paths, options)
+    if priorities is not None:
+        objects.priority_config = priorities
+    provider = SnapshotProvider(objects.node_groups, objects.nodes)
+    return objects, run_once(objects, provider, options, now, steady_state=True)
+
+
+def _plan_once(args: argparse.Namespace, options: Options) -> int:
+    from app.plan_output import dumps, to_json, to_text
     from kube.convert import InputError
 
     now = _now(args.now)
     try:
-        priorities = None
-        if options.priority_config_file is not None:
-            priorities = _priority_config(options.priority_config_file)
-        objects = load_without_collector(args.snapshots, options)
-        if priorities is not None:
-            objects.priority_config = priorities
+        _, decision = decide(args.snapshots, options, now)
     except InputError as exc:
         sys.stderr.write(f"autoscaler plan: {exc}\n")
         return EXIT_BAD_INPUT
-    provider = SnapshotProvider(objects.node_groups, objects.nodes)
-    decision = run_once(objects, provider, options, now, steady_state=True)
     if args.output == "json":
         sys.stdout.write(dumps(to_json(decision)))
     else:
@@ -166,6 +184,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = options_from_args(args)
         if args.command == "plan":
             return _plan(args, options)
+        if args.command == "explain":
+            from app.explain.command import explain
+
+            return explain(args, options, _now(args.now))
         if args.command == "simulate":
             from app.simulate.command import simulate
 

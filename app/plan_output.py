@@ -9,11 +9,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from autoscaler.runonce import LoopDecision
+from autoscaler.scaleup.types import Refusal
 
 __all__ = ["dumps", "to_json", "to_text"]
 
@@ -28,6 +30,11 @@ def _round(value: float) -> float:
     return round(value, 4)
 
 
+def _refusals(by_group: Mapping[str, Refusal]) -> list[dict[str, str]]:
+    """Each group's refusal as fields: the line, and the scheduler plugin or autoscaler cause behind it."""
+    return [{"nodeGroup": group, "reason": r.reason, "plugin": r.plugin} for group, r in sorted(by_group.items())]
+
+
 def to_json(decision: LoopDecision) -> dict[str, Any]:
     up, down = decision.scale_up, decision.scale_down
     scale_up: dict[str, Any] = {
@@ -35,7 +42,7 @@ def to_json(decision: LoopDecision) -> dict[str, Any]:
         "increases": [{"nodeGroup": i.group, "delta": i.delta, "newSize": i.new_size} for i in up.increases],
         "triggeredBy": sorted(p.ref for p in up.triggered_by),
         "stillUnschedulable": [
-            {"pod": ref, "reasons": dict(sorted(reasons.items()))}
+            {"pod": ref, "reasons": dict(sorted(reasons.items())), "refusals": _refusals(up.refusals.get(ref, {}))}
             for ref, reasons in sorted(up.still_unschedulable.items())
         ],
         "options": [

@@ -186,6 +186,12 @@ class ScaleDownOptions:
     max_pod_eviction_seconds: float = 120.0
     #: ``--max-graceful-termination-sec``.
     max_graceful_termination_seconds: int = 600
+    #: ``--max-volume-detach-time`` (ours; Karpenter waits too, upstream CA does not): how long a
+    #: drained node is kept for its VolumeAttachments to go before it is deleted anyway (s); 0: no
+    #: wait. 5 minutes covers a normal detach (seconds on EBS and PD, up to a few minutes on
+    #: Azure Disk) and stays under the attach-detach controller's 6-minute force-detach
+    #: (``maxWaitForUnmountDuration``), which a longer wait could not beat.
+    max_volume_detach_seconds: float = 300.0
     skip_nodes_with_system_pods: bool = True
     skip_nodes_with_local_storage: bool = True
     skip_nodes_with_custom_controller_pods: bool = True
@@ -267,6 +273,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     add("--max-drain-parallelism", type=_non_negative_int, default=d_down.max_drain_parallelism)
     add("--max-pod-eviction-time", type=duration_flag, default=d_down.max_pod_eviction_seconds)
     add("--max-graceful-termination-sec", type=_non_negative_int, default=d_down.max_graceful_termination_seconds)
+    add("--max-volume-detach-time", type=duration_flag, default=d_down.max_volume_detach_seconds)
     add("--skip-nodes-with-system-pods", type=bool_flag, nargs="?", const=True,
         default=d_down.skip_nodes_with_system_pods)
     add("--skip-nodes-with-local-storage", type=bool_flag, nargs="?", const=True,
@@ -364,6 +371,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
             max_drain_parallelism=a["max_drain_parallelism"],
             max_pod_eviction_seconds=a["max_pod_eviction_time"],
             max_graceful_termination_seconds=a["max_graceful_termination_sec"],
+            max_volume_detach_seconds=a["max_volume_detach_time"],
             skip_nodes_with_system_pods=a["skip_nodes_with_system_pods"],
             skip_nodes_with_local_storage=a["skip_nodes_with_local_storage"],
             skip_nodes_with_custom_controller_pods=a["skip_nodes_with_custom_controller_pods"],

@@ -109,6 +109,8 @@ class LoopContext:
     pods_by_node: dict[str, list[Pod]]
     #: Pods bound to nodes that are not in the snapshot.
     orphans: list[Pod] = field(default_factory=list)
+    #: The cloud provider's name (``aws``, ``gce``, ``azure``, ...): some comparisons are per cloud.
+    cloud: str = ""
     #: Indices of the upcoming template copies, per group.
     upcoming_idx: dict[str, list[int]] = field(default_factory=dict)
     #: Groups in backoff after a failed scale-up -> why (the loop's ``GroupBackoff``; ``plan``: none).
@@ -208,7 +210,7 @@ def build_context(objects: ClusterObjects, provider: CloudProvider, options: Opt
     templates = build_templates(state, pods_by_node, objects.controllers.values(), options, template_cache,
                                 pools=volumes.pools())
     sim = LoopContext(objects, options, now, state, snapshot, volumes, checker, templates, pods_by_node, orphans,
-                      backed_off=dict(backed_off or {}), pod_index=index, previous=previous)
+                      backed_off=dict(backed_off or {}), pod_index=index, previous=previous, cloud=provider.name)
     for group_name, count in sorted(state.upcoming.items()):
         template = templates.get(group_name)
         if template is None:

@@ -12,10 +12,13 @@
 5. act: raise group targets (transient cloud errors retried; a stock-out or a
    quota backs the group off), hand chosen nodes to the actuator.
 
-The loop is the only writer of what is remembered between iterations: the
-scale-down memory (replaced from the plan and the actuator's status, with the last
+The loop is the only writer of what is remembered between iterations, and it
+remembers only what the next decision needs, so its memory stays flat however long
+it runs: the scale-down memory (replaced from the plan and the actuator's status, with the last
 removal pass), the backoff, the provisioning state, cached templates, the context's
-memo. Planners and the actuator report; they never write it. Time is injected; the
+memo. What an iteration did (scale events, actuation events) is handed to the caller
+in its ``LoopRecord`` and not kept (``records.History`` collects it for a bounded
+run). Planners and the actuator report; they never write the memory. Time is injected; the
 wall clock only measures how long a loop took.
 If the cluster or the cloud cannot be read (``ViewUnavailable``, ``CloudError`` from
 ``refresh``), the error propagates and the caller skips the iteration.
@@ -33,12 +36,12 @@ from dataclasses import dataclass, field
 
 from autoscaler.actuation.actuator import Actuator
 from autoscaler.actuation.scaleup import increase_size
-from autoscaler.actuation.types import ActuationEvent, ActuationStatus
+from autoscaler.actuation.types import ActuationStatus
 from autoscaler.backoff import GroupBackoff
 from autoscaler.config import Options
 from autoscaler.context import ContextMemo
 from autoscaler.provisioning import ProvisioningReview, ProvisioningState, review_provisioning
-from autoscaler.records import EventKind, LoopRecord, ScaleEvent
+from autoscaler.records import EventKind, History, LoopRecord, ScaleEvent
 from autoscaler.runonce import LoopDecision, run_once
 from autoscaler.scaledown.types import ScaleDownMemory
 from autoscaler.scaleup.types import ScaleUpResult
@@ -55,7 +58,7 @@ from cloudproviders.interface import (
 from kube.clusterapi import ClusterAPI, ClusterAPIError
 from kube.names import CA_TO_BE_DELETED_TAINT
 
-__all__ = ["Autoscaler", "EventKind", "LoopRecord", "ScaleEvent"]
+__all__ = ["Autoscaler", "EventKind", "History", "LoopRecord", "ScaleEvent"]
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +85,6 @@ class Autoscaler:
     template_cache: dict[str, TemplateNode] = field(default_factory=dict)
     actuator: Actuator = field(init=False)
     backoff: GroupBackoff = field(init=False)
-    #: Every scale event and actuation event so far (for reports).
-    events: list[ScaleEvent] = field(default_factory=list)
-    actuation: list[ActuationEvent] = field(default_factory=list)
     loops: int = 0
     #: Keep the last scale-down pass and context for the next loop to reuse while their inputs
     #: are unchanged (``scaledown/reuse.py``, ``context.py``); False recomputes every loop.
@@ -133,8 +133,6 @@ class Autoscaler:
                 why = "empty" if cand.empty else f"{len(cand.drain.to_move)} pod(s) to move"
                 new_events.append(ScaleEvent(now, EventKind.SCALE_DOWN_STARTED, cand.group, 1,
                                              f"{name}: unneeded, {why}"))
-        self.events.extend(new_events)
-        self.actuation.extend(status.events)
         # The status ConfigMap is informational; the next loop writes it again.
         with contextlib.suppress(ClusterAPIError):
             self.cluster.write_status(self._status(decision))

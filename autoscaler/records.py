@@ -1,14 +1,19 @@
-"""What one loop iteration leaves behind for callers: its decision, the scaling events, its time."""
+"""What one loop iteration leaves behind for callers: its decision, the scaling events, its time.
+
+The loop keeps none of it: each ``LoopRecord`` is handed to the caller, so a ``run``
+of months holds no more than one loop's worth. A bounded run that wants the whole
+story (``simulate``'s report, tests) adds each record to a ``History``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from autoscaler.actuation.types import ActuationStatus
+from autoscaler.actuation.types import ActuationEvent, ActuationStatus
 from autoscaler.runonce import LoopDecision
 
-__all__ = ["EventKind", "LoopRecord", "ScaleEvent"]
+__all__ = ["EventKind", "History", "LoopRecord", "ScaleEvent"]
 
 
 class EventKind(StrEnum):
@@ -37,3 +42,16 @@ class LoopRecord:
     events: tuple[ScaleEvent, ...]
     #: What the actuator did in this iteration.
     actuation: ActuationStatus = field(default_factory=ActuationStatus)
+
+
+@dataclass(slots=True)
+class History:
+    """Every scale event and actuation event of the records added, in order (grows with the run)."""
+
+    events: list[ScaleEvent] = field(default_factory=list)
+    actuation: list[ActuationEvent] = field(default_factory=list)
+
+    def add(self, record: LoopRecord) -> LoopRecord:
+        self.events.extend(record.events)
+        self.actuation.extend(record.actuation.events)
+        return record

@@ -20,6 +20,7 @@ from autoscaler.scaledown.types import ScaleDownMemory, ScaleDownPlan
 from autoscaler.scaleup.orchestrator import ScaleUpPlan, ScaleUpResult, plan_scale_up
 from autoscaler.templates import TemplateNode
 from cloudproviders.interface import CloudProvider
+from estimator.binpacking import BinpackingEstimator
 from kube.model import ClusterObjects, Pod
 from simulator.utilization import Utilization
 
@@ -88,7 +89,9 @@ def run_once(objects: ClusterObjects, provider: CloudProvider, options: Options,
     t0 = time.perf_counter()
     sim = build_context(objects, provider, options, now, template_cache, backed_off=backed_off, previous=previous)
     t1 = time.perf_counter()
-    scale_up = plan_scale_up(sim)
+    estimator = BinpackingEstimator(sim.checker, storage_aware=options.storage_aware,
+                                    time_budget=options.scale_up.max_binpacking_seconds)
+    scale_up = plan_scale_up(sim, estimator)
     _keep_placements(sim, scale_up)
     t2 = time.perf_counter()
     if scale_up.result is ScaleUpResult.SCALED_UP:

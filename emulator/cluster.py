@@ -101,6 +101,7 @@ class SimCluster(ClusterStore):
             node_groups=self.node_group_specs(),
             namespaces=dict(self.namespaces),
             priority_config=self.priority_config,
+            volume_attachments=list(self.volume_attachments.values()),
             warnings=list(self.warnings),
         )
 
@@ -116,6 +117,15 @@ class SimCluster(ClusterStore):
         current = self._require_node(node)
         if current.has_taint(key):
             self.put_node(dataclasses.replace(current, taints=tuple(t for t in current.taints if t.key != key)))
+        self._notify()
+
+    def annotate_node(self, node: str, key: str, value: str | None) -> None:
+        current = self._require_node(node)
+        annotations = {k: v for k, v in current.annotations.items() if k != key}
+        if value is not None:
+            annotations[key] = value
+        if annotations != dict(current.annotations):
+            self.put_node(dataclasses.replace(current, annotations=annotations))
         self._notify()
 
     def cordon_node(self, node: str, unschedulable: bool = True) -> None:

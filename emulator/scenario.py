@@ -192,6 +192,7 @@ class _SpecModel(_Model):
     provisioning_delay: Duration = Field(alias="provisioningDelay", ge=0)
     storage_driver_start_delay: Duration = Field(alias="storageDriverStartDelay", ge=0)
     unpin_seconds_per_gib: float = Field(alias="unpinSecondsPerGiB", ge=0, allow_inf_nan=False)
+    volume_detach_delay: Duration = Field(alias="volumeDetachDelay", default=10.0, ge=0)
     cloud_faults: list[_FaultModel] = Field(alias="cloudFaults", default_factory=list)
     storage_driver_faults: list[_DriverFaultModel] = Field(alias="storageDriverFaults", default_factory=list)
     events: list[_EventModel] = Field(default_factory=list)
@@ -276,6 +277,9 @@ class Scenario:
     events: tuple[ScenarioEvent, ...] = ()
     cloud_faults: tuple[CloudFault, ...] = ()
     storage_driver_faults: tuple[DriverFault, ...] = ()
+    #: Seconds from the last running pod on a node using a network volume to its VolumeAttachment's
+    #: removal (``emulator/attach_detach.py``).
+    volume_detach_delay: float = 10.0
 
     @property
     def end(self) -> float:
@@ -362,6 +366,7 @@ def parse_scenario(docs: list[Json], source: str) -> Scenario:
         events=tuple(events),
         cloud_faults=_faults(spec, source, ref),
         storage_driver_faults=_driver_faults(spec, source, ref),
+        volume_detach_delay=spec.volume_detach_delay,
     )
 
 

@@ -30,6 +30,7 @@ from kube.model import (
     Pod,
     PodDisruptionBudget,
     StorageClass,
+    VolumeAttachment,
 )
 from kube.names import CA_TO_BE_DELETED_TAINT, HOSTNAME_LABEL, StorageNames
 
@@ -99,6 +100,8 @@ class ClusterStore:
         self.csi_capacities: list[CSIStorageCapacity] = []
         self.csi_drivers: dict[str, CSIDriver] = {}
         self.csi_nodes: dict[str, CSINode] = {}
+        #: By name; kept by ``emulator.attach_detach.AttachDetachController``.
+        self.volume_attachments: dict[str, VolumeAttachment] = {}
         self.namespaces: dict[str, Mapping[str, str]] = {}
         self.priority_config: str | None = None
         self.warnings: list[str] = []

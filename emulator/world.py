@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 
 import msgspec.structs
 
+from emulator.attach_detach import AttachDetachController
 from emulator.clock import SimClock
 from emulator.cloud import SimCloud
 from emulator.cluster import SimCluster
@@ -86,6 +87,8 @@ class World:
                                     start_delay=scenario.storage_driver_start_delay,
                                     unpin_seconds_per_gib=scenario.unpin_seconds_per_gib,
                                     max_capacity_for=self._max_capacity_for, faults=self.driver_faults)
+        self.attach_detach = AttachDetachController(self.cluster, self.clock, self.timeline,
+                                                    detach_delay=scenario.volume_detach_delay)
         self.metrics.source = self
         self.cluster.on_change = self.settle
         self.cluster.schedule = self.timeline.schedule
@@ -134,6 +137,7 @@ class World:
                 for name in sorted(nodes):
                     self.guard.reconcile(name)
                     self.driver.reconcile(name)
+                    self.attach_detach.reconcile(name)
             raise RuntimeError("the simulated world did not settle")
         finally:
             self._settling = False

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from kube.model import ClusterObjects, Pod, Taint
 
@@ -29,6 +29,7 @@ __all__ = [
     "Conflict",
     "Eviction",
     "EvictionResult",
+    "NodeAnnotator",
     "NotFound",
     "TransientAPIError",
     "ViewUnavailable",
@@ -72,6 +73,15 @@ class Eviction(Enum):
 class EvictionResult:
     outcome: Eviction
     message: str = ""
+
+
+@runtime_checkable
+class NodeAnnotator(Protocol):
+    """Optional: write one annotation on a node (``explain``'s verdict for ``kubectl describe node``)."""
+
+    def annotate_node(self, node: str, key: str, value: str | None) -> None:
+        """Set ``key`` to ``value`` (None removes it); raises ``NotFound``."""
+        ...
 
 
 class ClusterAPI(Protocol):

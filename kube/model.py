@@ -64,6 +64,7 @@ __all__ = [
     "Taint",
     "Toleration",
     "Unreadable",
+    "VolumeAttachment",
     "VolumeSource",
     "parse_int64",
 ]
@@ -273,12 +274,34 @@ class CSIStorageCapacity:
 class CSIDriver:
     name: str
     storage_capacity: bool
+    #: ``spec.attachRequired`` (true when absent): the driver's volumes get VolumeAttachments.
+    attach_required: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class CSINode:
     name: str
     drivers: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeAttachment:
+    """A ``storage.k8s.io/v1`` VolumeAttachment: a volume attached to a node, or being attached or detached.
+
+    The attach-detach controller deletes it once the volume is detached, so while it
+    exists the volume may still be attached; the actuator waits for it to go before the
+    instance does (``autoscaler/actuation/detach.py``).
+    """
+
+    name: str
+    #: ``spec.nodeName``.
+    node: str
+    #: ``spec.attacher``: the CSI driver.
+    attacher: str = ""
+    #: ``spec.source.persistentVolumeName``; None for an inline (CSI migration) volume.
+    volume: str | None = None
+    #: ``status.attached``.
+    attached: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,7 +351,7 @@ class Unreadable:
     ref: str
     #: Why the converter refused it (names the field).
     message: str
-    #: Pods: the node it runs on ("" when none).
+    #: Pods: the node it runs on; VolumeAttachments: the node the volume is attached to ("" when none).
     node_name: str = ""
     #: Claims: their (namespace, name), so the PVs bound to them are known.
     claim: tuple[str, str] | None = None
@@ -357,6 +380,8 @@ class ClusterObjects:
     namespaces: dict[str, Mapping[str, str]] = field(default_factory=dict)
     #: The ``priorities`` YAML of the priority expander's ConfigMap, when present.
     priority_config: str | None = None
+    #: VolumeAttachments (the actuator waits for a drained node's to go before deleting it).
+    volume_attachments: list[VolumeAttachment] = field(default_factory=list)
     #: Things worth telling a person that do not stop the decision (bad annotations).
     warnings: list[str] = field(default_factory=list)
     #: Objects the live view could not convert (``plan`` refuses them instead).

@@ -58,7 +58,7 @@ def unreadable_of(kind: str, obj: dict[str, Any], message: str) -> Unreadable:
     ref = f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
     spec = obj.get("spec")
     spec = spec if isinstance(spec, dict) else {}
-    if kind == "Pod":
+    if kind in ("Pod", "VolumeAttachment"):
         return Unreadable(kind, ref, message, node_name=_text(spec.get("nodeName")))
     if kind == "PersistentVolumeClaim":
         return Unreadable(kind, ref, message, claim=(namespace or "default", name))

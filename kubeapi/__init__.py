@@ -49,7 +49,7 @@ The caches (``api.caches``, a ``Caches``) return ``kube.model`` objects::
     caches.informers[name]     # per kind: synced, down, resource_version, relists, watch_errors
 
 Cache names (``kubeapi.kinds.KINDS``): nodes, pods, persistentvolumeclaims, persistentvolumes,
-storageclasses, csinodes, csidrivers, csistoragecapacities, poddisruptionbudgets, namespaces,
+storageclasses, csinodes, csidrivers, csistoragecapacities, volumeattachments, poddisruptionbudgets, namespaces,
 replicasets, statefulsets, deployments, daemonsets, jobs, replicationcontrollers, priorityconfig.
 
 Leader election on a ``coordination.k8s.io/v1`` Lease::

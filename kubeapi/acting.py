@@ -158,6 +158,14 @@ class Acting:
         self._update_taints(node, remove)
         log.info("removed taint %s from node %s", key, node)
 
+    def annotate_node(self, node: str, key: str, value: str | None) -> None:
+        """One annotation, by merge patch (no read first: it touches no other field)."""
+        self._gate(f"annotate node {node}")
+        body = {"metadata": {"annotations": {key: value}}}
+        path = f"/api/v1/nodes/{node}"
+        self._transient(lambda: self.transport.request("PATCH", path, body=body, content_type=MERGE_PATCH,
+                                                       what=f"node {node}"), "annotate")
+
     # --- pods -----------------------------------------------------------
     def evict_pod(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> EvictionResult:
         self._gate(f"evict pod {namespace}/{name}")

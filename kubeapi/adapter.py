@@ -128,6 +128,9 @@ class KubeClusterAPI:
     def evict_pod(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> EvictionResult:
         return self.acting.evict_pod(namespace, name, grace_period_seconds)
 
+    def annotate_node(self, node: str, key: str, value: str | None) -> None:
+        self.acting.annotate_node(node, key, value)
+
     def delete_pod(self, namespace: str, name: str) -> None:
         self.acting.delete_pod(namespace, name)
 

@@ -28,6 +28,7 @@ from kube.model import (
     Pod,
     PodDisruptionBudget,
     StorageClass,
+    VolumeAttachment,
 )
 from kube.names import StorageNames
 from kubeapi.informer import Informer, Listener
@@ -168,6 +169,21 @@ class Caches:
         with self._lock:
             return cast(list[PodDisruptionBudget], self._values("poddisruptionbudgets"))
 
+    def volume_attachments(self) -> list[VolumeAttachment]:
+        """VolumeAttachments; one that could not be converted but names its node counts as attached there.
+
+        Read leniently so that an object the converter refuses never makes a node look
+        free of attached volumes (the actuator would then delete it too early).
+        """
+        with self._lock:
+            informer = self.informers.get("volumeattachments")
+            if informer is None:
+                return []
+            found = cast(list[VolumeAttachment], list(informer.store.values()))
+            found += [VolumeAttachment(name, refused.node_name, attached=True)
+                      for (_, name), refused in informer.failed.items() if refused.node_name]
+            return found
+
     def objects(self) -> ClusterObjects:
         """A consistent view of every cache; raises ``ViewUnavailable`` (with the reason) otherwise."""
         with self._lock:
@@ -194,6 +210,7 @@ class Caches:
                 controllers=controllers,
                 namespaces={k[1]: v for k, v in namespaces.store.items()} if namespaces else {},  # type: ignore[misc]
                 priority_config=cast(str | None, priority[0]) if priority else None,
+                volume_attachments=self.volume_attachments(),
                 warnings=warnings,
                 unreadable=[u for informer in self.informers.values() for u in informer.failed.values()],
             )

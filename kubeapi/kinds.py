@@ -86,6 +86,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("csidrivers", "CSIDriver", "/apis/storage.k8s.io/v1/csidrivers", _pop_dict("csi_drivers")),
     Kind("csistoragecapacities", "CSIStorageCapacity", "/apis/storage.k8s.io/v1/csistoragecapacities",
          _pop_list("csi_capacities"), optional=True),
+    # The actuator's wait for a drained node's volumes to detach (``autoscaler/actuation/detach.py``).
+    Kind("volumeattachments", "VolumeAttachment", "/apis/storage.k8s.io/v1/volumeattachments",
+         _pop_list("volume_attachments")),
     Kind("poddisruptionbudgets", "PodDisruptionBudget", "/apis/policy/v1/poddisruptionbudgets", _pop_list("pdbs")),
     Kind("namespaces", "Namespace", "/api/v1/namespaces", _take_namespace),
     *(Kind(name, kind, path, _pop_dict("controllers")) for name, kind, path in _CONTROLLERS),

@@ -38,7 +38,7 @@ from cloudproviders.config import CloudConfigError, load_provider
 from cloudproviders.interface import CloudError, CloudProvider
 from kube.clusterapi import ClusterAPI, ClusterAPIError
 
-__all__ = ["Live", "StartupCancelled", "StartupError", "run", "serve"]
+__all__ = ["Live", "StartupCancelled", "StartupError", "provider_for", "run", "serve"]
 
 EXIT_BAD_INPUT = 2
 #: The status after losing the Lease while leading: upstream's ``klog.Fatalf("lost master")``
@@ -64,7 +64,8 @@ class Live:
     close: Callable[[], None]
 
 
-def _provider(settings: RunSettings) -> CloudProvider:
+def provider_for(settings: RunSettings) -> CloudProvider:
+    """The cloud provider ``--cloud-provider`` names; ``StartupError`` (one line) when it cannot start."""
     try:
         return load_provider(settings.cloud_provider, settings.provider)
     except CloudConfigError as exc:
@@ -131,7 +132,8 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
 
     def new_loop() -> LiveLoop:
         return LiveLoop(cluster, guarded, options, metrics, emitter, acts, write_status=settings.write_status_configmap,
-                        dry_run=settings.dry_run, executor=executor, status=StatusTracker())
+                        dry_run=settings.dry_run, executor=executor, status=StatusTracker(),
+                        annotate_nodes=settings.explain_node_annotation)
 
     endpoints.start()
     log.info("serving /metrics and /health-check on %s:%d", settings.address[0], endpoints.port)
@@ -191,7 +193,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     try:
         with _signals(stop):
             try:
-                provider = _provider(settings)
+                provider = provider_for(settings)
                 from app.run.wiring import connect
 
                 live = connect(settings, stop)

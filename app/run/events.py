@@ -19,7 +19,7 @@ import logging
 import queue
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -125,13 +125,19 @@ class EventEmitter:
         self._emit("ConfigMap", self.namespace, self.config_map, "FailedToScaleUpGroup",
                    f"Scale-up failed for group {group}: {message}", warning=True)
 
-    def not_triggered(self, decision: LoopDecision, now: float) -> None:
-        """NotTriggerScaleUp on pods no group can help, each group's reason counted as CA words it."""
+    def not_triggered(self, decision: LoopDecision, now: float, storage: Mapping[str, str] | None = None) -> None:
+        """NotTriggerScaleUp on pods no group can help, each group's reason counted as CA words it.
+
+        ``storage``: pod ref -> the objects behind its storage refusals (``explain``'s detail),
+        appended after CA's text.
+        """
         current = decision.scale_up.still_unschedulable
         for ref, reasons in sorted(current.items()):
             counts = Counter(reasons.values())
             detail = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
             message = f"pod didn't trigger scale-up: {detail}" if detail else "pod didn't trigger scale-up"
+            if storage and ref in storage:
+                message = f"{message}; storage: {storage[ref]}"
             last = self._not_triggered.get(ref)
             if last is not None and last[0] == message and now - last[1] < NOT_TRIGGERED_QUIET_SECONDS:
                 continue

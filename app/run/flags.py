@@ -103,6 +103,8 @@ class RunSettings:
     verbosity: int
     logging_format: str
     dry_run: bool
+    #: ``--explain-node-annotation``: write each node's scale-down verdict as an annotation.
+    explain_node_annotation: bool
     #: Hidden: stop after this many loops (0: until SIGTERM/SIGINT). For tests.
     max_loops: int
 
@@ -139,6 +141,9 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     add("--logging-format", choices=("text", "json"), default="text")
     add("--dry-run", type=bool_flag, nargs="?", const=True, default=False,
         help="decide, log, emit events, write status and metrics; never change a node, a pod or a group")
+    add("--explain-node-annotation", type=bool_flag, nargs="?", const=True, default=False,
+        help="write each node's scale-down verdict (explain's) as the annotation "
+             "autoscaler.storage.dev/explain, for kubectl describe node; changed verdicts only")
     add("--max-loops", type=_positive_int, default=0, help=argparse.SUPPRESS)
 
 
@@ -182,5 +187,5 @@ def settings_from_args(args: argparse.Namespace, storage: StorageNames) -> RunSe
         kube_client_qps=a["kube_client_qps"], kube_client_burst=a["kube_client_burst"],
         max_failing_seconds=a["max_failing_time"], cache_sync_seconds=a["cache_sync_timeout"],
         verbosity=a["verbosity"], logging_format=a["logging_format"], dry_run=a["dry_run"],
-        max_loops=a["max_loops"],
+        explain_node_annotation=a["explain_node_annotation"], max_loops=a["max_loops"],
     )

@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
+from app.explain.storage import StoragePlugins
+from app.explain.verdicts import node_verdicts, storage_details
 from app.gc import collector_paused
 from app.run.events import EventEmitter, GroupSize
 from app.run.metrics import Metrics
@@ -35,9 +37,15 @@ from autoscaler.templates import TemplateNode
 from cloudproviders.interface import CloudError
 from kube.clusterapi import ClusterAPIError, ViewUnavailable
 
-__all__ = ["LiveLoop"]
+__all__ = ["EXPLAIN_ANNOTATION", "LiveLoop"]
 
 log = logging.getLogger("autoscaler.run")
+
+#: ``--explain-node-annotation``'s key: the node's scale-down verdict, as ``explain`` gives it.
+EXPLAIN_ANNOTATION = "autoscaler.storage.dev/explain"
+#: Annotations written per loop at most (a first loop at 5,000 nodes would otherwise spend
+#: the client's rate limit on them); the rest are written in the next loops.
+MAX_ANNOTATIONS_PER_LOOP = 100
 
 
 @dataclass(slots=True)
@@ -70,6 +78,10 @@ class LiveLoop:
     wall_clock: Callable[[], float] = time.perf_counter
     status: StatusTracker = field(default_factory=StatusTracker)
     loops: int = 0
+    #: ``--explain-node-annotation``: write each node's verdict as ``EXPLAIN_ANNOTATION``.
+    annotate_nodes: bool = False
+    #: node -> the verdict last written there (only changes are written).
+    _annotated: dict[str, str] = field(default_factory=dict)
     #: node -> why its removal started (empty, underutilized, unready), the metric's label.
     _removal_reasons: dict[str, str] = field(default_factory=dict)
     _autoscaler: Autoscaler | None = None
@@ -138,6 +150,10 @@ class LiveLoop:
             self._removal_reasons.setdefault(cand.node, reason)
         for node in acts.deleted:
             self.metrics.scaled_down_nodes_total.labels(self._removal_reasons.pop(node, "underutilized")).inc()
+        # Only removals still under way keep their reason: one rolled back (or only decided, with
+        # --dry-run) leaves nothing behind, so a run of months does not collect every node name.
+        removing = self._autoscaler.actuator.tasks if self._autoscaler is not None else {}
+        self._removal_reasons = {n: r for n, r in self._removal_reasons.items() if n in removing}
         if self.dry_run:
             groups = {g.name: g for g in group_views(self.provider.node_groups())}
             sizes = [GroupSize(i.group, i.new_size - i.delta, i.new_size, groups[i.group].max_size)
@@ -150,7 +166,8 @@ class LiveLoop:
         for group, code, message in acts.scale_up_failed:
             self.status.scale_up_failed(group, now, code, message)
             self.events.scale_up_failed(group, message)
-        self.events.not_triggered(decision, now)
+        self.events.not_triggered(decision, now, self._storage_details(decision))
+        self._annotate(decision)
         self.events.scale_down(decision, started)
         if sizes:
             self.metrics.last_activity.labels("scaleUp").set(now)
@@ -162,7 +179,8 @@ class LiveLoop:
         self._metrics(decision, nodes, views)
         unreadable = self._unreadable()
         if self.write_status:
-            text = self.status.text(now, nodes, views, decision.scale_down.unneeded, unreadable)
+            text = self.status.text(now, nodes, views, decision.scale_down.unneeded, unreadable,
+                                    unremovable=decision.scale_down.unremovable)
             with contextlib.suppress(ClusterAPIError):  # informational; the next loop writes it again
                 self.cluster.inner.write_status(text)
 
@@ -177,6 +195,33 @@ class LiveLoop:
             by_kind[item.kind] = by_kind.get(item.kind, 0) + 1
         self.metrics.set_unconvertible(by_kind)
         return unreadable_message(objects)
+
+    def _annotate(self, decision: LoopDecision) -> None:
+        """Changed verdicts only, at most ``MAX_ANNOTATIONS_PER_LOOP`` a loop (the rest next loop)."""
+        if not self.annotate_nodes or self.dry_run:
+            return
+        verdicts = node_verdicts(decision)
+        changed = [(n, v) for n, v in sorted(verdicts.items()) if self._annotated.get(n) != v]
+        for node, verdict in changed[:MAX_ANNOTATIONS_PER_LOOP]:
+            try:
+                self.cluster.annotate_node(node, EXPLAIN_ANNOTATION, verdict)
+            except ClusterAPIError:
+                continue  # informational: tried again next loop
+            self._annotated[node] = verdict
+        for gone in set(self._annotated) - set(verdicts):
+            del self._annotated[gone]
+
+    def _storage_details(self, decision: LoopDecision) -> dict[str, str]:
+        """The objects behind storage refusals, for NotTriggerScaleUp (read only when there are some)."""
+        up = decision.scale_up
+        if not any(r.plugin in StoragePlugins for ref in up.still_unschedulable
+                   for r in up.refusals.get(ref, {}).values()):
+            return {}
+        try:
+            objects = self.cluster.list_objects()
+        except ClusterAPIError:
+            return {}
+        return storage_details(decision, objects, self.options)
 
     def _metrics(self, decision: LoopDecision, nodes: Sequence[NodeView], groups: Sequence[GroupView]) -> None:
         m = self.metrics

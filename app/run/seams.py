@@ -33,7 +33,7 @@ from cloudproviders.interface import (
     WithGroupOptions,
     price_of,
 )
-from kube.clusterapi import ClusterAPI, ClusterAPIError, Eviction, EvictionResult
+from kube.clusterapi import ClusterAPI, ClusterAPIError, Eviction, EvictionResult, NodeAnnotator
 from kube.model import ClusterObjects, Node, Pod, Taint
 from kube.names import CA_TO_BE_DELETED_TAINT
 
@@ -99,6 +99,17 @@ class GuardedCluster:
             raise
         if taint.key == CA_TO_BE_DELETED_TAINT:
             self.acts.tainted.append(node)
+
+    def annotate_node(self, node: str, key: str, value: str | None) -> None:
+        """Write one node annotation when this replica acts and the cluster can; otherwise nothing."""
+        _refuse(self.refusal, f"annotate node {node}")
+        if not isinstance(self.inner, NodeAnnotator):
+            return
+        try:
+            self.inner.annotate_node(node, key, value)
+        except ClusterAPIError as exc:
+            self._failed(exc)
+            raise
 
     def untaint_node(self, node: str, key: str) -> None:
         _refuse(self.refusal, f"untaint node {node}")

@@ -19,11 +19,15 @@ from typing import Any
 
 import yaml
 
+from autoscaler.scaledown.types import Unremovable
 from autoscaler.scaledown.unreadable import unreadable_protection
 from cloudproviders.interface import CloudError, NodeGroup
 from kube.model import ClusterObjects
 
 __all__ = ["GroupView", "NodeView", "StatusTracker", "group_views", "health_ok", "unreadable_message"]
+
+#: Unremovable nodes listed in the status (a ConfigMap holds at most 1 MiB).
+MAX_UNREMOVABLE_LISTED = 100
 
 #: CA's ``--ok-total-unready-count`` and ``--max-total-unready-percentage`` defaults.
 OK_TOTAL_UNREADY_COUNT = 3
@@ -105,8 +109,12 @@ class StatusTracker:
         return {"status": status, **extra, "lastProbeTime": _rfc3339(now), "lastTransitionTime": _rfc3339(since)}
 
     def text(self, now: float, nodes: Sequence[NodeView], groups: Iterable[GroupView],
-             unneeded: Sequence[str], message: str = "") -> str:
-        """The ConfigMap's ``status`` value for this loop."""
+             unneeded: Sequence[str], message: str = "", *, unremovable: Sequence[Unremovable] = ()) -> str:
+        """The ConfigMap's ``status`` value for this loop.
+
+        Beyond CA's format, ``clusterWide.scaleDown.unremovableNodes`` lists each node scale-down
+        keeps, with its reason and what blocks it (the first ``MAX_UNREMOVABLE_LISTED`` by name).
+        """
         unneeded_set = set(unneeded)
         group_list = sorted(groups, key=lambda g: g.name)
         by_group: dict[str, list[NodeView]] = {}
@@ -148,6 +156,12 @@ class StatusTracker:
             "scaleUp": self._condition(("", "scaleUp"), "InProgress" if any_in_progress else "NoActivity", now),
             "scaleDown": self._down(("", "scaleDown"), len(unneeded_set), now),
         }
+        if unremovable:
+            kept = sorted(unremovable, key=lambda u: u.node)
+            status["clusterWide"]["scaleDown"]["unremovableNodeCount"] = len(kept)
+            status["clusterWide"]["scaleDown"]["unremovableNodes"] = [
+                {"name": u.node, "reason": str(u.reason), "blocker": u.detail}
+                for u in kept[:MAX_UNREMOVABLE_LISTED]]
         if group_entries:
             status["nodeGroups"] = group_entries
         return yaml.safe_dump(status, sort_keys=False, default_flow_style=False)

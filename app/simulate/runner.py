@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from app.gc import collector_paused
 from autoscaler.actuation.types import ActuationEvent
 from autoscaler.config import Options
-from autoscaler.loop import Autoscaler, ScaleEvent
+from autoscaler.loop import Autoscaler, History, ScaleEvent
 from emulator.scenario import Scenario
 from emulator.world import World
 
@@ -49,6 +49,7 @@ def run_scenario(scenario: Scenario, options: Options, *, progress: Callable[[st
     # Simulated time does not pass inside a loop: retries of transient cloud errors do not wait.
     autoscaler = Autoscaler(world.cluster, world.cloud, options, sleep=_no_wait)
     result = RunResult(scenario, options, world=world)
+    history = History(result.events, result.actuation)
     start = world.clock.now
     end = start + scenario.duration
     step = scenario.scan_interval
@@ -59,7 +60,7 @@ def run_scenario(scenario: Scenario, options: Options, *, progress: Callable[[st
         now = start + i * step
         world.advance(now)
         with collector_paused():  # no full collection in the middle of a loop (app/gc.py)
-            record = autoscaler.run_once(now)
+            record = history.add(autoscaler.run_once(now))
         sample = world.sample()
         result.timeline.append(TimelinePoint(now - start, dict(sample.nodes), sample.pending,
                                              sample.storage_utilization, record.wall_seconds))
@@ -70,8 +71,6 @@ def run_scenario(scenario: Scenario, options: Options, *, progress: Callable[[st
                 progress(f"  {pct:3d}%  t={_clock(now - start)}  nodes={sum(sample.nodes.values())}  "
                          f"pending={sample.pending}  loop={record.wall_seconds * 1000:.0f}ms")
     world.advance(end)
-    result.events = list(autoscaler.events)
-    result.actuation = list(autoscaler.actuation)
     result.wall_seconds = time.perf_counter() - began
     return result
 

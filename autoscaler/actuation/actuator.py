@@ -15,12 +15,15 @@ under the live loop's clock and under simulated time (upstream
 3. Wait until the evicted pods are gone from the node (``pods_on_node``), for at most
    their grace period plus upstream's 30 s ``PodEvictionHeadroom``; pods still there
    after that fail the drain, as upstream's ``waitPodsToDisappear`` does.
-4. Take the last look (``recheck.removal_blocker``): a node that changed is rolled
+4. Wait until the node's VolumeAttachments are gone (``detach.py``), for at most
+   ``--max-volume-detach-time`` (0: no wait); past it, delete anyway and say which
+   were still there (a warning log line and a ``ScaleDownVolumesNotDetached`` event).
+5. Take the last look (``recheck.removal_blocker``): a node that changed is rolled
    back; one whose migratable local volumes are still pinned (the storage driver has
    not unpinned them, with or without a guard pod) waits, tainted, up to its drain
    deadline, then is rolled back (storage-semantics 3.7); otherwise delete it
    through its node group. Every deletion, empty, drained or unready, passes here.
-5. On any failure, remove the taint again (roll back). An untaint that fails is
+6. On any failure, remove the taint again (roll back). An untaint that fails is
    retried every loop until it succeeds or the node is gone, so no node is left
    cordoned by a deletion nobody tracks.
 
@@ -31,10 +34,12 @@ into what is remembered between loops (cooldowns, deletions in progress).
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
+from autoscaler.actuation.detach import attachments_to_wait_for
 from autoscaler.actuation.recheck import (
     Blocked,
     Removable,
@@ -48,7 +53,7 @@ from autoscaler.config import Options
 from autoscaler.scaledown.types import RemovalCandidate
 from cloudproviders.interface import CloudError, CloudProvider
 from kube.clusterapi import ClusterAPI, ClusterAPIError, Eviction, EvictionResult, NotFound
-from kube.model import Taint
+from kube.model import ClusterObjects, Taint
 from kube.names import CA_TO_BE_DELETED_TAINT
 
 __all__ = ["POD_EVICTION_HEADROOM", "Actuator", "DeletionTask"]
@@ -57,6 +62,8 @@ __all__ = ["POD_EVICTION_HEADROOM", "Actuator", "DeletionTask"]
 POD_EVICTION_HEADROOM = 30.0
 
 PodKey = tuple[str, str]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -75,6 +82,12 @@ class DeletionTask:
     last_refusal: str = ""
     #: The plan found no pod to move: the node must still be empty at the last look.
     planned_empty: bool = False
+    #: The pods the drain evicts (their volumes are waited for; those of pods that stay are not).
+    drained: frozenset[PodKey] = frozenset()
+    #: When the wait for VolumeAttachments ends (``--max-volume-detach-time``); None: not begun.
+    detach_deadline: float | None = None
+    #: The wait is over (none left, or given up): not looked at again.
+    detach_done: bool = False
 
 
 @dataclass(slots=True)
@@ -85,6 +98,8 @@ class _Step:
     events: list[ActuationEvent] = field(default_factory=list)
     #: The cluster as the last look before deleting sees it: read once per step, when first needed.
     view: RemovalView | None = None
+    #: The objects ``view`` and the detach wait read, listed once per step.
+    objects: ClusterObjects | None = None
 
 
 @dataclass(slots=True)
@@ -144,9 +159,10 @@ class Actuator:
             # The drain deadline follows the bytes to unpin (scaledown/cost.py), at least --max-pod-eviction-time.
             drain = cand.drain_seconds if cand.drain_seconds is not None else \
                 self.options.scale_down.max_pod_eviction_seconds
+            to_evict = {(p.namespace, p.name): min(p.grace_seconds, cap) for p in pods}
             self.tasks[cand.node] = DeletionTask(
                 cand.node, cand.group, now, now + drain,
-                {(p.namespace, p.name): min(p.grace_seconds, cap) for p in pods}, planned_empty=cand.empty)
+                to_evict, planned_empty=cand.empty, drained=frozenset(to_evict))
             self._event(step, cand.node, ActuationKind.TAINTED, f"draining {len(pods)} pod(s)")
             started.append(cand.node)
         for name in started:
@@ -192,6 +208,8 @@ class Actuator:
                     left = ", ".join(f"{ns}/{name}" for ns, name in sorted(task.terminating))
                     self._rollback(task, step, f"pods remaining after their grace period: {left}")
                 return
+        if not self._volumes_detached(task, step):
+            return
         checked = self._last_look(task, step)
         if checked is None:
             return
@@ -214,7 +232,7 @@ class Actuator:
         """
         try:
             if step.view is None:
-                step.view = removal_view(self.cluster.list_objects(), self.options)
+                step.view = removal_view(self._objects(step), self.options)
             checked = removal_blocker(step.view, task.node, task.group, self.provider, empty=task.planned_empty)
         except ClusterAPIError:
             return None  # no complete view now: decide next step
@@ -226,6 +244,37 @@ class Actuator:
                 self._rollback(task, step, f"not deleted within {self._deadline(task)}: {checked.why}")
             return None
         return checked
+    def _objects(self, step: _Step) -> ClusterObjects:
+        if step.objects is None:
+            step.objects = self.cluster.list_objects()
+        return step.objects
+
+    def _volumes_detached(self, task: DeletionTask, step: _Step) -> bool:
+        """True once no VolumeAttachment worth waiting for is left on the node, or the wait is over."""
+        limit = self.options.scale_down.max_volume_detach_seconds
+        if task.detach_done or limit <= 0:
+            return True
+        try:
+            left = attachments_to_wait_for(self._objects(step), task.node, task.drained)
+        except ClusterAPIError:
+            return False  # no complete view now: look again next loop
+        if not left:
+            task.detach_done = True
+            return True
+        names = ", ".join(left)
+        if task.detach_deadline is None:
+            task.detach_deadline = step.now + limit
+            self._event(step, task.node, ActuationKind.WAITING_FOR_DETACH,
+                        f"waiting up to {limit:g}s for {len(left)} VolumeAttachment(s) to go: {names}")
+            return False
+        if step.now < task.detach_deadline:
+            return False
+        task.detach_done = True
+        message = (f"{len(left)} VolumeAttachment(s) still on the node after --max-volume-detach-time "
+                   f"({limit:g}s), deleting it anyway: {names}")
+        log.warning("node %s: %s", task.node, message)
+        self._event(step, task.node, ActuationKind.VOLUMES_NOT_DETACHED, message, warning=True)
+        return True
 
     def _evict(self, task: DeletionTask, step: _Step) -> None:
         def one(item: tuple[PodKey, int]) -> tuple[PodKey, EvictionResult | ClusterAPIError]:

@@ -14,6 +14,10 @@ class ActuationKind(StrEnum):
     DELETED = "Deleted"
     FAILED = "Failed"
     UNTAINTED = "Untainted"
+    #: The drain is done; the node's VolumeAttachments are awaited before it is deleted.
+    WAITING_FOR_DETACH = "WaitingForVolumeDetach"
+    #: ``--max-volume-detach-time`` passed with VolumeAttachments left: deleted anyway.
+    VOLUMES_NOT_DETACHED = "VolumesNotDetached"
 
 
 @dataclass(frozen=True, slots=True)

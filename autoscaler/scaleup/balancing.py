@@ -26,6 +26,21 @@ IGNORED_LABELS = frozenset({
     "beta.kubernetes.io/fluentd-ds-ready",
     "kops.k8s.io/instancegroup",
 })
+#: Labels each cloud's own comparator also ignores (upstream ``processors/nodegroupset``:
+#: ``aws_nodegroups.go``, ``gce_nodegroups.go``, ``azure_nodegroups.go``): node group names, and
+#: the CSI drivers' zone keys, which differ between otherwise equal groups in two zones.
+CLOUD_IGNORED_LABELS: dict[str, frozenset[str]] = {
+    "aws": frozenset({"alpha.eksctl.io/instance-id", "alpha.eksctl.io/nodegroup-name", "eks.amazonaws.com/nodegroup",
+                      "k8s.amazonaws.com/eniConfig", "lifecycle", "topology.ebs.csi.aws.com/zone",
+                      "topology.gke.io/zone"}),
+    "gce": frozenset({"topology.gke.io/zone"}),
+    "azure": frozenset({"kubernetes.azure.com/agentpool", "agentpool", "topology.disk.csi.azure.com/zone",
+                        "aksEngineVersion", "creationSource", "poolName", "resourceNameSuffix",
+                        "kubernetes.azure.com/node-image-version",
+                        "kubernetes.azure.com/consolidated-additional-properties"}),
+}
+#: Azure's comparator: two groups of one AKS agent pool are similar whatever else differs.
+AZURE_POOL_LABELS = ("kubernetes.azure.com/agentpool", "agentpool")
 MEMORY_DIFFERENCE_RATIO = 0.015
 MAX_ALLOCATABLE_DIFFERENCE_RATIO = 0.05
 MAX_FREE_DIFFERENCE_RATIO = 0.05
@@ -80,15 +95,21 @@ def similar_groups(sim: LoopContext, group: str, ignored_labels: Iterable[str]) 
     if base is None:
         return []
     base_free = _free(base.node, (p.requests for p in base.pods))
+    ignored = {*ignored_labels, *CLOUD_IGNORED_LABELS.get(sim.cloud, ())}
     out = []
     for name, other_group in sorted(sim.state.groups.items()):
         other = sim.templates.get(name)
         if name == group or other is None or other_group.target_size() >= other_group.max_size():
             continue
-        if nodes_similar(base.node, other.node, base_free, _free(other.node, (p.requests for p in other.pods)),
-                         ignored_labels):
+        if (sim.cloud == "azure" and _same_azure_pool(base.node, other.node)) or nodes_similar(
+                base.node, other.node, base_free, _free(other.node, (p.requests for p in other.pods)), ignored):
             out.append(name)
     return out
+
+
+def _same_azure_pool(a: Node, b: Node) -> bool:
+    """Upstream ``nodesFromSameAzureNodePool``: the same AKS pool label (current, then legacy) on both."""
+    return any(a.labels.get(key) and a.labels.get(key) == b.labels.get(key) for key in AZURE_POOL_LABELS)
 
 
 def split_between(groups: Mapping[str, tuple[int, int]], delta: int) -> dict[str, int]:

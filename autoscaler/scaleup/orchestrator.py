@@ -21,20 +21,23 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from autoscaler.clusterstate import Readiness
 from autoscaler.context import LoopContext, is_expendable
 from autoscaler.expander import ExpanderContext, ExpansionOption, build_chain
 from autoscaler.scaleup.balancing import similar_groups, split_between
-from autoscaler.scaleup.types import Increase, ScaleUpDraft, ScaleUpPlan, ScaleUpResult
+from autoscaler.scaleup.types import Cause, Increase, Refusal, ScaleUpDraft, ScaleUpPlan, ScaleUpResult
 from autoscaler.templates import TemplateNode, instantiate
 from cloudproviders.interface import price_of
-from estimator.binpacking import BinpackingEstimator, Estimator, PodGroup
+from estimator.binpacking import Estimator, PodGroup
 from kube.model import Pod
+from simulator.predicates import Unschedulable
 from simulator.volumes import VolumePlan
 
-__all__ = ["Increase", "ScaleUpPlan", "ScaleUpResult", "pending_pods", "plan_scale_up"]
+__all__ = ["Eligible", "Increase", "ScaleUpPlan", "ScaleUpResult", "cap_and_balance", "eligible_groups",
+           "estimate_options", "pending_pods", "pick_option", "plan_scale_up"]
 
 
 def pending_pods(sim: LoopContext) -> tuple[list[Pod], list[Pod]]:
@@ -130,15 +133,14 @@ def _resource_cap(sim: LoopContext, template: TemplateNode) -> tuple[int, str | 
     return cap, reason
 
 
-def _fits_template(sim: LoopContext, template: TemplateNode, group: PodGroup) -> str | None:
-    """Does the exemplar fit a bare template copy? None, or the reason it does not."""
+def _fits_template(sim: LoopContext, template: TemplateNode, group: PodGroup) -> Unschedulable | None:
+    """Does the exemplar fit a bare template copy? None, or the filter that refuses it."""
     snap, checker = sim.snapshot, sim.checker
     snap.fork()
     try:
         node, pods = instantiate(template, "check")
         idx = snap.add_node(node, pods)
-        reason = checker.check(group.exemplar, group.plans[0], idx)
-        return None if reason is None else str(reason)
+        return checker.check(group.exemplar, group.plans[0], idx)
     finally:
         snap.revert()
 
@@ -154,7 +156,8 @@ def _similar_for(sim: LoopContext, name: str, fits_by_group: dict[str, set[int]]
             if fits <= fits_by_group.get(g, set())]
 
 
-def plan_scale_up(sim: LoopContext) -> ScaleUpPlan:
+def plan_scale_up(sim: LoopContext, estimator: Estimator) -> ScaleUpPlan:
+    """One scale-up decision; ``estimator`` packs pods onto template copies (upstream's ``Estimator``)."""
     pending, unprocessed = pending_pods(sim)
     out = ScaleUpDraft(ScaleUpResult.NOT_NEEDED, not_processed=unprocessed)
     if not pending:
@@ -168,97 +171,135 @@ def plan_scale_up(sim: LoopContext) -> ScaleUpPlan:
         return out.freeze()
     sim.snapshot.fork()  # the estimator's template nodes and placements are scale-up's alone
     try:
-        return _expand(sim, left, plans, out).freeze()
+        return _expand(sim, left, plans, estimator, out).freeze()
     finally:
         sim.snapshot.revert()
 
 
-def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out: ScaleUpDraft) -> ScaleUpDraft:
-    opts = sim.options
-    pod_groups = _group(left, plans)
-    reasons: dict[str, dict[str, str]] = {p.ref: {} for p in left}
-    node_cap, node_cap_reason = _node_cap(sim)
-    estimator: Estimator = BinpackingEstimator(sim.checker, storage_aware=opts.storage_aware,
-                                               time_budget=opts.scale_up.max_binpacking_seconds)
-    options: list[ExpansionOption] = []
-    fits_by_group: dict[str, set[int]] = {}
-    helpable_by_group: dict[str, tuple[TemplateNode, list[PodGroup], int]] = {}
+Refusals = dict[str, dict[str, Refusal]]
+
+
+@dataclass(frozen=True, slots=True)
+class Eligible:
+    """A group that can help some of the pods: its template, the pod groups that fit it, its room."""
+
+    name: str
+    template: TemplateNode
+    helpable: tuple[PodGroup, ...]
+    #: Indexes (into the pod groups) of those that fit a bare template copy.
+    fits: frozenset[int]
+    headroom: int
+
+
+def _refuse(refusals: Refusals, pods: Iterable[Pod], group: str, refusal: Refusal) -> None:
+    for pod in pods:
+        refusals[pod.ref][group] = refusal
+
+
+def _group_refusal(sim: LoopContext, name: str) -> Refusal | None:
+    """Why a group helps no pod at all (backoff, no template, no room), or None."""
+    backoff = sim.backed_off.get(name)
+    if backoff is not None:
+        # Upstream skips a backed-off group; the next-best group gets the pods meanwhile.
+        return Refusal(f"in backoff after failed scale-up ({backoff})", Cause.BACKOFF)
+    if sim.templates.get(name) is None:
+        return Refusal("no template node: the group has no nodes and the cloud gave no template", Cause.NO_TEMPLATE)
+    group = sim.state.groups[name]
+    if group.max_size() - group.target_size() <= 0:
+        return Refusal(f"max node group size reached ({group.max_size()})", Cause.MAX_SIZE_REACHED)
+    return None
+
+
+def eligible_groups(sim: LoopContext, pod_groups: Sequence[PodGroup], refusals: Refusals) -> list[Eligible]:
+    """Step 1: groups not backed off, with a template and room, and the pod groups each template fits."""
+    out = []
     for name in sorted(sim.state.groups):
-        group = sim.state.groups[name]
-        template = sim.templates.get(name)
-
-        def refuse(why: str, pods: Sequence[Pod] = left) -> None:
-            for p in pods:
-                reasons[p.ref][name] = why  # noqa: B023 - used at once, inside this iteration
-
-        backoff = sim.backed_off.get(name)
-        if backoff is not None:
-            # Upstream skips a backed-off group; the next-best group gets the pods meanwhile.
-            refuse(f"in backoff after failed scale-up ({backoff})")
+        refusal = _group_refusal(sim, name)
+        if refusal is not None:
+            _refuse(refusals, (p for pg in pod_groups for p in pg.pods), name, refusal)
             continue
-        if template is None:
-            refuse("no template node: the group has no nodes and the cloud gave no template")
-            continue
-        headroom = group.max_size() - group.target_size()
-        if headroom <= 0:
-            refuse(f"max node group size reached ({group.max_size()})")
-            continue
-        helpable = []
-        fits_by_group[name] = set()
+        template = sim.templates[name]
+        assert template is not None
+        fits = []
         for gi, pg in enumerate(pod_groups):
             why = _fits_template(sim, template, pg)
             if why is None:
-                helpable.append(pg)
-                fits_by_group[name].add(gi)
+                fits.append(gi)
             else:
-                refuse(why, pg.pods)
-        if helpable:
-            helpable_by_group[name] = (template, helpable, headroom)
+                _refuse(refusals, pg.pods, name, Refusal(str(why), why.predicate))
+        group = sim.state.groups[name]
+        if fits:
+            out.append(Eligible(name, template, tuple(pod_groups[i] for i in fits), frozenset(fits),
+                                group.max_size() - group.target_size()))
+    return out
+
+
+def _estimate_cap(sim: LoopContext, group: Eligible, similar: Sequence[str],
+                  node_cap: tuple[int | None, str | None]) -> tuple[int, Refusal | None]:
+    """How many nodes the estimator may add for ``group``, and why none when it is 0."""
+    # Upstream's estimation limiter (sng_capacity_threshold): the room left in the group
+    # and in every similar group it will be balanced with.
+    groups = sim.state.groups
+    room = group.headroom + sum(max(0, groups[g].max_size() - groups[g].target_size()) for g in similar)
+    cap = min(room, sim.options.scale_up.max_nodes_per_scaleup)
+    limit, node_cap_reason = node_cap
+    if limit is not None:
+        cap = min(cap, limit)
+    if cap > 0:
+        return cap, None
+    if node_cap_reason:
+        return 0, Refusal(node_cap_reason, Cause.MAX_NODES_TOTAL)
+    return 0, Refusal("no node allowed by limits", Cause.ESTIMATOR_LIMIT)
+
+
+def estimate_options(sim: LoopContext, eligible: Sequence[Eligible], estimator: Estimator,
+                     refusals: Refusals) -> tuple[list[ExpansionOption], dict[str, list[str]]]:
+    """Step 2: bin-pack each eligible group's pods onto template copies; the options and each group's similar groups."""
+    fits_by_group = {e.name: set(e.fits) for e in eligible}
+    options: list[ExpansionOption] = []
     similar_by_group: dict[str, list[str]] = {}
-    for name, (template, helpable, headroom) in helpable_by_group.items():
-        similar = _similar_for(sim, name, fits_by_group) if opts.scale_up.balance_similar else []
-        similar_by_group[name] = similar
-        # Upstream's estimation limiter (sng_capacity_threshold): the room left in the
-        # group and in every similar group it will be balanced with.
-        room = headroom + sum(max(0, sim.state.groups[g].max_size() - sim.state.groups[g].target_size())
-                              for g in similar)
-        cap = min(room, opts.scale_up.max_nodes_per_scaleup)
-        if node_cap is not None:
-            cap = min(cap, node_cap)
-        if cap <= 0:
-            for p in (p for pg in helpable for p in pg.pods):
-                reasons[p.ref][name] = node_cap_reason or "no node allowed by limits"
+    node_cap = _node_cap(sim)
+    for group in eligible:
+        similar = _similar_for(sim, group.name, fits_by_group) if sim.options.scale_up.balance_similar else []
+        similar_by_group[group.name] = similar
+        helpable_pods = [p for pg in group.helpable for p in pg.pods]
+        cap, why = _estimate_cap(sim, group, similar, node_cap)
+        if why is not None:
+            _refuse(refusals, helpable_pods, group.name, why)
             continue
 
-        def new_node(i: int, t: TemplateNode = template) -> tuple:  # type: ignore[type-arg]
+        def new_node(i: int, t: TemplateNode = group.template) -> tuple:  # type: ignore[type-arg]
             return instantiate(t, f"new-{i}")
 
-        estimate = estimator.estimate(helpable, template.node, new_node, cap)
+        estimate = estimator.estimate(group.helpable, group.template.node, new_node, cap)
         if estimate.node_count == 0:
             continue
         helped = {p.ref for p in estimate.scheduled}
-        for p in (p for pg in helpable for p in pg.pods if p.ref not in helped):
-            reasons[p.ref][name] = "the estimator's node limit was reached before this pod was placed"
-        price = price_of(sim.state.groups[name])
-        options.append(ExpansionOption(name, estimate.node_count, estimate.scheduled, template.node, price,
-                                       template.storage_known, estimate.local_bytes))
-    out.options = options
-    if not options:
-        out.result = ScaleUpResult.NO_SCALE_UP
-        out.still_unschedulable = reasons
-        return out
+        _refuse(refusals, (p for p in helpable_pods if p.ref not in helped), group.name,
+                Refusal("the estimator's node limit was reached before this pod was placed", Cause.ESTIMATOR_LIMIT))
+        options.append(ExpansionOption(group.name, estimate.node_count, estimate.scheduled, group.template.node,
+                                       price_of(sim.state.groups[group.name]), group.template.storage_known,
+                                       estimate.local_bytes))
+    return options, similar_by_group
+
+
+def pick_option(sim: LoopContext, options: Sequence[ExpansionOption], out: ScaleUpDraft) -> ExpansionOption | None:
+    """Step 3: the expander chain chooses one option (its warnings go to the plan's notes)."""
+    opts = sim.options
     ctx = ExpanderContext(
         storage_aware=opts.storage_aware,
         cluster_node_count=len(sim.state.nodes),
         priority_config=sim.objects.priority_config,
         rng=random.Random(opts.random_seed if opts.random_seed is not None else 0),
     )
-    best = build_chain(opts.scale_up.expanders).choose(options, ctx)
+    best = build_chain(opts.scale_up.expanders).choose(list(options), ctx)
     out.notes.extend(ctx.warnings)
-    if best is None:  # pragma: no cover - a chain over a non-empty list always chooses
-        out.result = ScaleUpResult.NO_SCALE_UP
-        return out
-    out.chosen = best.group
+    return best
+
+
+def cap_and_balance(sim: LoopContext, best: ExpansionOption, similar: Sequence[str], out: ScaleUpDraft,
+                    refusals: Refusals) -> None:
+    """Step 4: cap the chosen delta by the cores/memory totals, then split it over the similar groups."""
     template = sim.templates[best.group]
     assert template is not None
     delta = best.node_count
@@ -268,19 +309,34 @@ def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], out
         delta = cap
     if delta <= 0:
         out.result = ScaleUpResult.NO_SCALE_UP
-        for p in best.pods:
-            reasons[p.ref][best.group] = why or "limits reached"
-        out.still_unschedulable = reasons
-        return out
-    targets = [best.group, *similar_by_group.get(best.group, [])]
+        _refuse(refusals, best.pods, best.group, Refusal(why or "limits reached", Cause.RESOURCE_LIMIT))
+        out.refusals = refusals
+        return
     groups = sim.state.groups
-    split = split_between({g: (groups[g].target_size(), groups[g].max_size()) for g in targets}, delta)
+    split = split_between({g: (groups[g].target_size(), groups[g].max_size()) for g in [best.group, *similar]},
+                          delta)
     out.increases = [Increase(g, d, groups[g].target_size() + d) for g, d in sorted(split.items()) if d > 0]
     out.result = ScaleUpResult.SCALED_UP if out.increases else ScaleUpResult.NO_SCALE_UP
     helped = {p.ref for p in best.pods}
     out.triggered_by = sorted(best.pods, key=lambda p: p.ref)
-    out.still_unschedulable = {ref: r for ref, r in reasons.items() if ref not in helped}
-    for r in out.still_unschedulable.values():
-        if not r:
-            r[best.group] = "another option was chosen; this pod waits for the next loop"
+    out.refusals = {ref: r for ref, r in refusals.items() if ref not in helped}
+    waiting = Refusal("another option was chosen; this pod waits for the next loop", Cause.NOT_CHOSEN)
+    for by_group in out.refusals.values():
+        if not by_group:
+            by_group[best.group] = waiting
+
+
+def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], estimator: Estimator,
+            out: ScaleUpDraft) -> ScaleUpDraft:
+    pod_groups = _group(left, plans)
+    refusals: Refusals = {p.ref: {} for p in left}
+    eligible = eligible_groups(sim, pod_groups, refusals)
+    out.options, similar_by_group = estimate_options(sim, eligible, estimator, refusals)
+    best = pick_option(sim, out.options, out) if out.options else None
+    if best is None:
+        out.result = ScaleUpResult.NO_SCALE_UP
+        out.refusals = refusals
+        return out
+    out.chosen = best.group
+    cap_and_balance(sim, best, similar_by_group.get(best.group, []), out, refusals)
     return out

@@ -16,7 +16,9 @@ from azure.mgmt.compute import models
 from cloudproviders.azure.api import ComputeApi
 from cloudproviders.azure.errors import instance_error
 from cloudproviders.azure.skus import SkuInfo
+from cloudproviders.azure.tags import options_from_tags
 from cloudproviders.azure.template import GroupTemplate, build_template
+from cloudproviders.azure.vmss import vmss_facts
 from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState
 from cloudproviders.shrink import plan_shrink
 from kube.model import Node
@@ -56,7 +58,7 @@ def _instance(vm: models.VirtualMachineScaleSetVM) -> Instance:
 
 class VmssGroup:
     def __init__(self, name: str, min_size: int, max_size: int, *, api: ComputeApi, storage: StorageNames,
-                 prices: Mapping[str, float], sku_lookup: SkuLookup) -> None:
+                 prices: Mapping[str, float], sku_lookup: SkuLookup, predict_labels: bool = True) -> None:
         self._name = name
         self._min = min_size
         self._max = max_size
@@ -64,6 +66,7 @@ class VmssGroup:
         self._storage = storage
         self._prices = prices
         self._sku_lookup = sku_lookup
+        self._predict_labels = predict_labels
         self._scale_set: models.VirtualMachineScaleSet | None = None
         self._target = 0
         self._instances: tuple[Instance, ...] = ()
@@ -77,10 +80,11 @@ class VmssGroup:
     def update(self, scale_set: models.VirtualMachineScaleSet, min_size: int, max_size: int) -> None:
         self._min, self._max = min_size, max_size
         def shape(each: models.VirtualMachineScaleSet) -> tuple[object, ...]:
-            return each.tags, each.sku.name if each.sku else None, each.location, each.zones
+            profile = each.properties.virtual_machine_profile if each.properties else None
+            return each.tags, each.sku.name if each.sku else None, each.location, each.zones, profile
 
         if self._scale_set is None or shape(scale_set) != shape(self._scale_set):
-            self._template = None  # tags or size changed: rebuild the template
+            self._template = None  # tags, size, zones or VM profile changed: rebuild the template
         self._scale_set = scale_set
         self._target = (scale_set.sku.capacity if scale_set.sku else None) or 0
 
@@ -131,15 +135,19 @@ class VmssGroup:
     def _template_info(self) -> GroupTemplate | None:
         if self._template is not None or self._scale_set is None:
             return self._template
-        size = self._scale_set.sku.name if self._scale_set.sku else None
-        sku = self._sku_lookup(size, self._scale_set.location or "") if size else None
-        if sku is None:
-            _log.warning("no template node: VM size unknown", extra={"node_group": self._name, "vm_size": size})
-            return None
         try:
-            self._template = build_template(self._scale_set, sku, self._storage)
+            facts = vmss_facts(self._scale_set)
         except CloudError as exc:
             _log.warning("no template node", extra={"node_group": self._name, "error": str(exc)})
+            return None
+        sku = self._sku_lookup(facts.sku_name, facts.location)
+        if sku is None:
+            _log.warning("no template node: VM size unknown", extra={"node_group": self._name,
+                                                                     "vm_size": facts.sku_name})
+            return None
+        self._template = build_template(facts, sku, self._storage, predict_labels=self._predict_labels)
+        for message in self._template.dropped:
+            _log.warning("template tag left out", extra={"node_group": self._name, "error": message})
         return self._template
 
     def template_node(self) -> Node | None:
@@ -147,8 +155,9 @@ class VmssGroup:
         return info.node if info is not None else None
 
     def group_options(self) -> GroupOptions:
-        info = self._template_info()
-        return info.options if info is not None else GroupOptions()
+        """From the tags alone: upstream reads options even when no template can be built (``GetOptions``)."""
+        tags = self._scale_set.tags if self._scale_set is not None else None
+        return options_from_tags({k: v or "" for k, v in (tags or {}).items()}).value
 
     def price_per_hour(self) -> float | None:
         size = self._scale_set.sku.name if self._scale_set is not None and self._scale_set.sku else None

@@ -1,9 +1,10 @@
 """The Azure ``CloudProvider``: static and tag-discovered scale sets, and nodes mapped to them.
 
 Groups: ``--nodes=MIN:MAX:NAME`` (NAME a scale set in the configured resource group, or
-its resource ID) and ``--node-group-auto-discovery=label:key=value[,key=value]`` (scale
-sets carrying those tags, bounds from their ``min``/``max`` tags, as upstream CA's
-``cloudprovider/azure/azure_manager.go``).
+its resource ID) and ``--node-group-auto-discovery=label:key=value[,key=value][,min=N][,max=M]``
+(``discovery.py``, as upstream CA's ``cloudprovider/azure/azure_manager.go``). A
+``--nodes`` scale set that does not exist is reported and left out (upstream's
+``TestVMSSNotFound``: start-up does not fail), and the other groups keep autoscaling.
 
 ``refresh()`` re-reads every scale set (capacity, size, tags) each loop; VM lists are
 re-read on the refresh timer, or sooner for a group we acted on or whose VMs are in
@@ -14,7 +15,8 @@ must also be in the group's cached VM list, which an unknown VM re-reads (at mos
 per ``miss_refresh_seconds``) so a node that just registered finds its group.
 
 VM sizes are read from the Resource SKUs API once per location and kept for the
-provider's life; the shipped table covers sizes the API does not answer for.
+provider's life; the shipped table of every size upstream knows (``skus.py``) covers
+sizes the API does not answer for, and all of them when the API is refused.
 """
 
 from __future__ import annotations
@@ -24,13 +26,16 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
+from azure.mgmt.compute import models
+
 from cloudproviders.azure.api import ComputeApi
+from cloudproviders.azure.discovery import LabelDiscovery, discovered_bounds, parse_auto_discovery
 from cloudproviders.azure.group import VmssGroup
 from cloudproviders.azure.prices import load_prices
-from cloudproviders.azure.settings import AzureSettings, TagSelector, parse_auto_discovery
-from cloudproviders.azure.skus import SKU_TABLE, SkuInfo, sku_from_resource_sku
+from cloudproviders.azure.settings import AzureSettings
+from cloudproviders.azure.skus import SkuInfo, sku_from_resource_sku, static_sku, without_promo
 from cloudproviders.config import CloudConfigError, ProviderConfig
-from cloudproviders.interface import CloudError, NodeGroup
+from cloudproviders.interface import CloudError, NodeGroup, NotFound
 from kube.model import Node
 
 __all__ = ["AzureProvider"]
@@ -51,6 +56,20 @@ def _static_name(name: str) -> str:
     return name
 
 
+def _static_groups(config: ProviderConfig) -> list[tuple[str, int, int]]:
+    """``--nodes`` as upstream registers them (``azure_cache.go`` ``Register``): a scale set given twice
+    is one group, the last bounds given win (logged), case-insensitively."""
+    by_key: dict[str, tuple[str, int, int]] = {}
+    for spec in config.static_groups:
+        name = _static_name(spec.name)
+        earlier = by_key.get(name.lower())
+        if earlier is not None and earlier[1:] != (spec.min_size, spec.max_size):
+            _log.warning("--nodes: scale set given twice, the last bounds win",
+                         extra={"node_group": name, "min": spec.min_size, "max": spec.max_size})
+        by_key[name.lower()] = (name, spec.min_size, spec.max_size)
+    return list(by_key.values())
+
+
 class AzureProvider:
     def __init__(self, config: ProviderConfig, settings: AzureSettings, api: ComputeApi,
                  clock: Callable[[], float] = time.monotonic, miss_refresh_seconds: float = 10.0) -> None:
@@ -59,10 +78,8 @@ class AzureProvider:
         self._api = api
         self._clock = clock
         self._prices = load_prices(config.price_file)
-        self._static = [(_static_name(g.name), g.min_size, g.max_size) for g in config.static_groups]
-        if len({n.lower() for n, _, _ in self._static}) != len(self._static):
-            raise CloudConfigError("--nodes: the same scale set is given twice")
-        self._selectors: list[TagSelector] = [parse_auto_discovery(s) for s in config.auto_discovery]
+        self._static = _static_groups(config)
+        self._discovery: list[LabelDiscovery] = [parse_auto_discovery(s) for s in config.auto_discovery]
         self._groups: dict[str, VmssGroup] = {}
         self._skus: dict[str, dict[str, SkuInfo]] = {}
         self._last_full: float | None = None
@@ -84,15 +101,18 @@ class AzureProvider:
         full = self._last_full is None or now - self._last_full >= self._config.refresh_interval_seconds
         seen: set[str] = set()
         for name, low, high in self._static:
-            self._group(name, low, high).update(self._api.get_scale_set(name), low, high)
-            seen.add(name.lower())
-        for scale_set in self._api.list_scale_sets() if self._selectors else ():
-            tags = dict(scale_set.tags or {})
+            scale_set = self._static_scale_set(name)
+            if scale_set is not None:
+                self._group(name, low, high).update(scale_set, low, high)
+                seen.add(name.lower())
+        for scale_set in self._api.list_scale_sets() if self._discovery else ():
             name = scale_set.name or ""
-            if name.lower() in seen or not any(s.selects(tags) for s in self._selectors):
+            if name.lower() in seen:
                 continue  # static groups win over discovered ones
-            bounds = self._bounds(name, tags)
-            if bounds is not None:
+            bounds = discovered_bounds(dict(scale_set.tags or {}), self._discovery)
+            if isinstance(bounds, str):
+                _log.warning("discovered scale set skipped", extra={"node_group": name, "reason": bounds})
+            elif bounds is not None:
                 self._group(name, *bounds).update(scale_set, *bounds)
                 seen.add(name.lower())
         for key in set(self._groups) - seen:
@@ -104,29 +124,23 @@ class AzureProvider:
         if full:
             self._last_full = now
 
-    @staticmethod
-    def _bounds(name: str, tags: dict[str, str]) -> tuple[int, int] | None:
+    def _static_scale_set(self, name: str) -> models.VirtualMachineScaleSet | None:
         try:
-            low, high = int(tags["min"]), int(tags["max"])
-        except (KeyError, ValueError):
-            _log.warning("discovered scale set skipped: tags min and max must be integers",
-                         extra={"node_group": name, "min": tags.get("min"), "max": tags.get("max")})
+            return self._api.get_scale_set(name)
+        except NotFound as exc:
+            _log.warning("--nodes scale set not found, left out", extra={"node_group": name, "error": str(exc)})
             return None
-        if low < 0 or high < low:
-            _log.warning("discovered scale set skipped: need 0 <= min <= max",
-                         extra={"node_group": name, "min": low, "max": high})
-            return None
-        return low, high
 
     def _group(self, name: str, low: int, high: int) -> VmssGroup:
         group = self._groups.get(name.lower())
         if group is None:
             group = VmssGroup(name, low, high, api=self._api, storage=self._config.storage, prices=self._prices,
-                              sku_lookup=self._sku)
+                              sku_lookup=self._sku, predict_labels=self._settings.label_predictions)
             self._groups[name.lower()] = group
         return group
 
-    def _sku(self, size: str, location: str) -> SkuInfo | None:
+    def _listed_skus(self, location: str) -> dict[str, SkuInfo]:
+        """The location's sizes from the Resource SKUs API, read once; empty when the API refuses."""
         key = location.lower()
         if key not in self._skus:
             try:
@@ -134,10 +148,15 @@ class AzureProvider:
             except CloudError as exc:
                 _log.warning("resource SKUs unavailable; using the shipped size table",
                              extra={"location": location, "error": str(exc)})
-                return SKU_TABLE.get(size.lower())
+                return {}
             infos = (sku_from_resource_sku(s) for s in listed if (s.resource_type or "") == "virtualMachines")
             self._skus[key] = {i.name.lower(): i for i in infos if i is not None}
-        return self._skus[key].get(size.lower()) or SKU_TABLE.get(size.lower())
+        return self._skus[key]
+
+    def _sku(self, size: str, location: str) -> SkuInfo | None:
+        """The size from the SKU API (or its non-promo twin), else the shipped table (upstream's fallback)."""
+        listed = self._listed_skus(location)
+        return listed.get(size.lower()) or listed.get(without_promo(size).lower()) or static_sku(size)
 
     def node_group_for(self, node: Node) -> NodeGroup | None:
         match = _PROVIDER_ID.match(node.provider_id)

@@ -1,4 +1,4 @@
-"""Azure provider settings: the ``--cloud-config`` JSON file, environment fallbacks, auto-discovery.
+"""Azure provider settings: the ``--cloud-config`` JSON file and its environment fallbacks.
 
 The file follows the keys of the ``azure.json`` upstream CA and the Azure cloud
 provider read (``cloudprovider/azure/azure_config.go``); only these are used::
@@ -8,13 +8,15 @@ provider read (``cloudprovider/azure/azure_config.go``); only these are used::
       "resourceGroup": "my-cluster-nodes",
       "resourceManagerEndpoint": "https://management.azure.com",
       "operationTimeout": "60s",
-      "pollingInterval": "5s"
+      "pollingInterval": "5s",
+      "enableLabelPredictionsOnTemplate": true
     }
 
 ``resourceManagerEndpoint`` is optional (Azure public cloud by default); a plain
 ``http://`` endpoint is accepted only on a loopback host (a test server, which gets a
 static token instead of real credentials). Environment fallbacks: ``ARM_SUBSCRIPTION_ID``,
-``ARM_RESOURCE_GROUP``, ``ARM_RESOURCE_MANAGER_ENDPOINT``. Credentials in production come
+``ARM_RESOURCE_GROUP``, ``ARM_RESOURCE_MANAGER_ENDPOINT``; ``AZURE_ENABLE_LABEL_PREDICTIONS_ON_TEMPLATE``
+overrides the file, as upstream. Credentials in production come
 from ``DefaultAzureCredential`` (workload identity, managed identity, environment).
 """
 
@@ -25,10 +27,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from cloudproviders.azure.discovery import parse_auto_discovery
 from cloudproviders.config import CloudConfigError, is_loopback_http
 from kube.duration import parse_duration
 
-__all__ = ["AzureSettings", "TagSelector", "load_settings", "parse_auto_discovery"]
+#: ``parse_auto_discovery`` lives in ``discovery.py``; re-exported for callers of the old place.
+__all__ = ["AzureSettings", "load_settings", "parse_auto_discovery"]
 
 PUBLIC_ENDPOINT = "https://management.azure.com"
 
@@ -42,29 +46,26 @@ class AzureSettings:
     operation_timeout_seconds: float = 60.0
     #: Seconds between polls of a long-running operation without Retry-After.
     polling_interval_seconds: float = 5.0
+    #: Predict AKS's system labels on templates (upstream ``enableLabelPredictionsOnTemplate``, default true).
+    label_predictions: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class TagSelector:
-    """``label:k1=v1,k2=v2``: scale sets carrying all these tags (CA's Azure auto-discovery)."""
-
-    tags: tuple[tuple[str, str], ...]
-
-    def selects(self, tags: Mapping[str, str]) -> bool:
-        return all(tags.get(key) == value for key, value in self.tags)
+#: Go's ``strconv.ParseBool`` words, as upstream reads boolean environment variables.
+_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+          **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
 
 
-def parse_auto_discovery(spec: str) -> TagSelector:
-    kind, sep, rest = spec.partition(":")
-    if kind != "label" or not sep or not rest:
-        raise CloudConfigError(f"--node-group-auto-discovery: {spec!r}: Azure expects label:key=value[,key=value]")
-    pairs = []
-    for part in rest.split(","):
-        key, eq, value = part.partition("=")
-        if not eq or not key:
-            raise CloudConfigError(f"--node-group-auto-discovery: {spec!r}: {part!r} is not key=value")
-        pairs.append((key, value))
-    return TagSelector(tuple(pairs))
+def _label_predictions(values: Mapping[str, object], env: Mapping[str, str], where: str) -> bool:
+    """``enableLabelPredictionsOnTemplate`` (default true), overridden by the environment, as upstream."""
+    value = values.get("enableLabelPredictionsOnTemplate", True)
+    if not isinstance(value, bool):
+        raise CloudConfigError(f"{where}: enableLabelPredictionsOnTemplate: expected true or false, got {value!r}")
+    text = env.get("AZURE_ENABLE_LABEL_PREDICTIONS_ON_TEMPLATE")
+    if text is None:
+        return value
+    if text not in _BOOLS:
+        raise CloudConfigError(f"AZURE_ENABLE_LABEL_PREDICTIONS_ON_TEMPLATE: expected true or false, got {text!r}")
+    return _BOOLS[text]
 
 
 def _duration(values: Mapping[str, object], key: str, default: float, where: str) -> float:
@@ -105,4 +106,5 @@ def load_settings(cloud_config: str | None, env: Mapping[str, str]) -> AzureSett
                                "loopback)")
     return AzureSettings(subscription_id=subscription, resource_group=group, endpoint=endpoint,
                          operation_timeout_seconds=_duration(values, "operationTimeout", 60.0, where),
-                         polling_interval_seconds=_duration(values, "pollingInterval", 5.0, where))
+                         polling_interval_seconds=_duration(values, "pollingInterval", 5.0, where),
+                         label_predictions=_label_predictions(values, env, where))

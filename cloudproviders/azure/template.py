@@ -1,139 +1,105 @@
-"""The template node of a scale set, from its VM size and CA's node-template tags.
+"""The template node of a scale set: one function per source, joined as upstream joins them.
 
-Follows upstream CA's ``cloudprovider/azure/azure_template.go``: capacity from the VM
-size (``SkuInfo``), generic labels (arch, os, instance type, region, zone), then the
-scale set's tags:
+Sources (upstream CA's ``cloudprovider/azure/azure_template.go``, ``buildNodeFromTemplate``
+and ``processVMSSTemplate``):
 
-* ``k8s.io_cluster-autoscaler_node-template_label_<key>`` = value,
-* ``k8s.io_cluster-autoscaler_node-template_taint_<key>`` = ``value:Effect``,
-* ``k8s.io_cluster-autoscaler_node-template_resources_<resource>`` = quantity,
-* ``k8s.io_cluster-autoscaler_node-template_autoscaling-options_<option>`` = value,
+1. the VM size (``skus.SkuInfo``): cpu, memory, 110 pods, GPUs as ``nvidia.com/gpu``
+   (the NP series' are Xilinx FPGAs, under their device plugin's resource name);
+2. the scale set's properties (``vmss.VmssFacts``): ephemeral storage from the OS disk
+   size, the generic labels and the AKS label predictions (``labels.py``);
+3. its tags (``tags.py``): every tag as a label, as upstream; then the node-template
+   label, taint and resource tags (and the per-group options, which the group reads from
+   the tags itself, template or not, as upstream's ``GetOptions``).
 
-where a ``<key>`` spells ``/`` as ``_`` and ``_`` as ``~2`` (tag names cannot hold ``/``).
+Labels are joined in upstream's order: raw tags, then generic labels over them, then the
+label tags and predictions over both. Resource tags override the size's amounts.
 
-Local storage: the size's local NVMe disks in all become ``Node.max_local_bytes`` and
-the max-capacity label; the tag
+Local storage (ours): the size's local NVMe disks in all become ``Node.max_local_bytes``
+and the max-capacity label; the label tag
 ``k8s.io_cluster-autoscaler_node-template_label_rok.arrikto.com_max-instance-capacity``
-(with the configured label name) overrides it. The temp (resource) disk is not local
-volume storage and does not count.
+(with the configured label name) overrides it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-from azure.mgmt.compute import models
-
+from cloudproviders.azure.labels import aks_labels, generic_labels
 from cloudproviders.azure.skus import SkuInfo
-from cloudproviders.interface import CloudError, GroupOptions
-from cloudproviders.options import TAINT_EFFECTS, parse_group_options
-from kube.model import Node, Resources, Taint
+from cloudproviders.azure.tags import labels_from_tags, options_from_tags, resources_from_tags, taints_from_tags
+from cloudproviders.azure.vmss import VmssFacts
+from kube.model import Node, Resources
 from kube.names import StorageNames
-from kube.quantity import QuantityError, parse_cpu_millis, parse_quantity
 
-__all__ = ["GroupTemplate", "build_template", "decode_tag_key"]
+__all__ = ["NVIDIA_GPU", "XILINX_FPGA", "GroupTemplate", "build_template", "size_resources"]
 
-LABEL_TAG = "k8s.io_cluster-autoscaler_node-template_label_"
-TAINT_TAG = "k8s.io_cluster-autoscaler_node-template_taint_"
-RESOURCES_TAG = "k8s.io_cluster-autoscaler_node-template_resources_"
-OPTIONS_TAG = "k8s.io_cluster-autoscaler_node-template_autoscaling-options_"
+NVIDIA_GPU = "nvidia.com/gpu"
+#: The resource the Xilinx device plugin registers the NP series' FPGAs under (upstream ``xilinxFpgaResourceName``).
+XILINX_FPGA = "xilinx.com/fpga-xilinx_u250_gen3x16_xdma_shell_2_1-0"
 _GIB = 2**30
 _DEFAULT_PODS = 110
+_NAMED = {"cpu", "memory", "ephemeral-storage", "pods"}
 
 
 @dataclass(frozen=True, slots=True)
 class GroupTemplate:
     node: Node
-    options: GroupOptions
     vm_size: str
+    #: One message per tag left out of the template (logged by the group).
+    dropped: tuple[str, ...] = ()
 
 
-def decode_tag_key(key: str) -> str:
-    """``rok.arrikto.com_max-instance-capacity`` -> ``rok.arrikto.com/max-instance-capacity`` (``~2`` is ``_``)."""
-    return key.replace("_", "/").replace("~2", "_")
+def size_resources(sku: SkuInfo) -> dict[str, int]:
+    """What the VM size gives, by resource name (cpu in millicores)."""
+    accelerator = XILINX_FPGA if sku.name.lower().startswith("standard_np") else NVIDIA_GPU
+    return {"cpu": sku.vcpus * 1000, "memory": sku.memory_bytes, "pods": _DEFAULT_PODS, accelerator: sku.gpus}
 
 
-def _prefixed(tags: Mapping[str, str], prefix: str) -> dict[str, str]:
-    return {decode_tag_key(key[len(prefix):]): value for key, value in tags.items()
-            if key.startswith(prefix) and len(key) > len(prefix)}
+def _ephemeral(facts: VmssFacts) -> dict[str, int]:
+    size = facts.os_disk.size_gb if facts.os_disk else None
+    return {"ephemeral-storage": size * _GIB} if size is not None else {}
 
 
-def _taints(tags: Mapping[str, str], where: str) -> tuple[Taint, ...]:
-    taints = []
-    for key, text in sorted(_prefixed(tags, TAINT_TAG).items()):
-        value, _, effect = text.rpartition(":")
-        if effect not in TAINT_EFFECTS:
-            raise CloudError(f"{where}: tag {TAINT_TAG}{key}={text!r}: expected value:Effect, Effect one of "
-                             f"{', '.join(TAINT_EFFECTS)}")
-        taints.append(Taint(key, value, effect))
-    return tuple(taints)
+def _resources(amounts: dict[str, int]) -> Resources:
+    extended = tuple(sorted((k, v) for k, v in amounts.items() if k not in _NAMED and v))
+    return Resources(cpu=amounts.get("cpu", 0), memory=amounts.get("memory", 0),
+                     ephemeral_storage=amounts.get("ephemeral-storage", 0), pods=amounts.get("pods", 0),
+                     extended=extended)
 
 
-def _resources(sku: SkuInfo, os_disk_bytes: int, tags: Mapping[str, str], where: str) -> Resources:
-    cpu, memory, ephemeral, pods = sku.vcpus * 1000, sku.memory_bytes, os_disk_bytes, _DEFAULT_PODS
-    extended = {"nvidia.com/gpu": sku.gpus} if sku.gpus else {}
-    for name, text in _prefixed(tags, RESOURCES_TAG).items():
-        try:
-            if name == "cpu":
-                cpu = parse_cpu_millis(text)
-            elif name == "memory":
-                memory = parse_quantity(text)
-            elif name == "ephemeral-storage":
-                ephemeral = parse_quantity(text)
-            elif name == "pods":
-                pods = parse_quantity(text)
-            else:
-                extended[name] = parse_quantity(text)
-        except QuantityError as exc:
-            raise CloudError(f"{where}: tag {RESOURCES_TAG}{name}: {exc}") from None
-    return Resources(cpu=cpu, memory=memory, ephemeral_storage=ephemeral, pods=pods,
-                     extended=tuple(sorted((k, v) for k, v in extended.items() if v)))
+def _labels(facts: VmssFacts, sku: SkuInfo, node_name: str, predict: bool) -> dict[str, str]:
+    labels = dict(facts.tags) | generic_labels(facts, sku.arch, node_name)
+    labels |= labels_from_tags(facts.tags) | (aks_labels(facts) if predict else {})
+    return labels
 
 
-def _arch(size: str) -> str:
-    """Ampere (Arm) sizes carry a ``p`` after the family letter and core count (``Standard_D4ps_v5``)."""
-    parts = size.lower().split("_")
-    return "arm64" if len(parts) > 1 and "p" in parts[1][1:] else "amd64"
+def _local_storage(labels: dict[str, str], sku: SkuInfo, storage: StorageNames) -> tuple[int | None, tuple[str, ...]]:
+    """The max local bytes (the label tag wins over the size's NVMe); sets or drops the label to agree."""
+    key = storage.max_capacity_label
+    dropped: tuple[str, ...] = ()
+    if key in labels:
+        text = labels[key]
+        if text.isdigit():
+            return int(text), ()
+        del labels[key]
+        dropped = (f"label tag {key}={text!r}: not bytes (a decimal integer)",)
+    if sku.nvme_bytes > 0:
+        labels[key] = str(sku.nvme_bytes)
+        return sku.nvme_bytes, dropped
+    return None, dropped
 
 
-def _os_disk_bytes(scale_set: models.VirtualMachineScaleSet) -> int:
-    profile = scale_set.properties.virtual_machine_profile if scale_set.properties else None
-    storage = profile.storage_profile if profile else None
-    disk = storage.os_disk if storage else None
-    return (disk.disk_size_gb or 0) * _GIB if disk else 0
-
-
-def build_template(scale_set: models.VirtualMachineScaleSet, sku: SkuInfo, storage: StorageNames) -> GroupTemplate:
-    """The scale set's template node; ``CloudError`` names the scale set and the tag that is wrong."""
-    name = scale_set.name or "vmss"
-    where = f"VMSS {name}"
-    tags = dict(scale_set.tags or {})
-    capacity = _resources(sku, _os_disk_bytes(scale_set), tags, where)
-    location = scale_set.location or ""
-    zones = list(scale_set.zones or [])
-    node_name = f"{name}-template"
-    labels = {
-        "kubernetes.io/arch": _arch(sku.name),
-        "kubernetes.io/os": "linux",
-        "node.kubernetes.io/instance-type": sku.name,
-        "topology.kubernetes.io/region": location,
-        "kubernetes.io/hostname": node_name,
-    }
-    if len(zones) == 1:
-        labels["topology.kubernetes.io/zone"] = f"{location}-{zones[0]}"
-    labels.update(_prefixed(tags, LABEL_TAG))
-    max_local: int | None = None
-    override = labels.get(storage.max_capacity_label)
-    if override is not None:
-        try:
-            max_local = int(override)
-        except ValueError:
-            raise CloudError(f"{where}: tag {LABEL_TAG}...{storage.max_capacity_label.split('/')[-1]}={override!r} "
-                             "is not bytes (a decimal integer)") from None
-    elif sku.nvme_bytes > 0:
-        max_local = sku.nvme_bytes
-        labels[storage.max_capacity_label] = str(sku.nvme_bytes)
-    node = Node(name=node_name, labels=labels, allocatable=capacity, capacity=capacity, taints=_taints(tags, where),
+def build_template(facts: VmssFacts, sku: SkuInfo, storage: StorageNames, *,
+                   predict_labels: bool = True) -> GroupTemplate:
+    """The scale set's template node; a malformed tag is left out and named in ``dropped``."""
+    node_name = f"{facts.name}-template"
+    from_tags = resources_from_tags(facts.tags)
+    capacity = _resources(size_resources(sku) | _ephemeral(facts) | from_tags.value)
+    labels = _labels(facts, sku, node_name, predict_labels)
+    max_local, storage_dropped = _local_storage(labels, sku, storage)
+    taints = taints_from_tags(facts.tags)
+    options = options_from_tags(facts.tags)  # read by the group itself; here for its messages
+    node = Node(name=node_name, labels=labels, allocatable=capacity, capacity=capacity, taints=taints.value,
                 max_local_bytes=max_local)
-    return GroupTemplate(node=node, options=parse_group_options(_prefixed(tags, OPTIONS_TAG), where), vm_size=sku.name)
+    dropped = from_tags.dropped + storage_dropped + taints.dropped + options.dropped
+    return GroupTemplate(node=node, vm_size=sku.name, dropped=dropped)

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from google.cloud import compute_v1
 
+from cloudproviders.gce import kube_env as ke
 from cloudproviders.gce.api import ComputeApi
 from cloudproviders.gce.errors import instance_error
+from cloudproviders.gce.machine import MachineShape, custom_machine, from_api, is_custom
+from cloudproviders.gce.options import group_options
 from cloudproviders.gce.prices import LOCAL_SSD_PER_HOUR
 from cloudproviders.gce.settings import MigRef, parse_instance_url
 from cloudproviders.gce.template import GroupTemplate, build_template
@@ -27,6 +31,14 @@ __all__ = ["MigGroup", "provider_id"]
 _log = logging.getLogger(__name__)
 _CREATING = frozenset({"CREATING", "RECREATING", "CREATING_WITHOUT_RETRIES", "VERIFYING"})
 _DELETING = frozenset({"ABANDONING", "DELETING"})
+
+
+@dataclass(frozen=True, slots=True)
+class _TemplateInfo:
+    """What one instance template says: the node (None when it cannot be built) and the options."""
+
+    node: GroupTemplate | None
+    options: GroupOptions
 
 
 def provider_id(project: str, zone: str, name: str) -> str:
@@ -58,7 +70,7 @@ class MigGroup:
         self._prices = prices
         self._target = 0
         self._template_url = ""
-        self._template: GroupTemplate | None = None
+        self._template: _TemplateInfo | None = None
         self._template_for = ""
         self._instances: tuple[Instance, ...] = ()
         #: provider ID -> instance URL, for deleteInstances.
@@ -118,27 +130,46 @@ class MigGroup:
     def instances(self) -> Sequence[Instance]:
         return self._instances
 
-    def _template_info(self) -> GroupTemplate | None:
+    def _template_info(self) -> _TemplateInfo | None:
+        """The template node and options, read once per instance template (upstream caches by name)."""
         if self._template is not None and self._template_for == self._template_url:
             return self._template
         if not self._template_url:
             return None
         try:
             template = self._api.get_template(self._template_url)
-            machine_name = template.properties.machine_type.rsplit("/", 1)[-1]
-            machine = self._api.get_machine_type(self.ref.project, self.ref.zone, machine_name)
-            self._template = build_template(self.name, self.ref.zone, template, machine, self._storage)
-            self._template_for = self._template_url
+            env = ke.kube_env_of(template)
         except CloudError as exc:
             # One group's unreadable template must not stop the others: no template,
             # so no scale-from-zero for it, until a later call reads it.
             _log.warning("no template node", extra={"node_group": self.name, "error": str(exc)})
             return None
+        # Options are read apart from the node, as upstream's refreshAutoscalingOptions.
+        options = group_options(ke.autoscaling_options(env), self.name)
+        try:
+            machine = self._machine(template)
+        except CloudError as exc:
+            _log.warning("no template node", extra={"node_group": self.name, "error": str(exc)})
+            return _TemplateInfo(None, options)  # not kept: the next call asks again
+        node: GroupTemplate | None = None
+        try:
+            node = build_template(self.name, self.ref.zone, template, env, machine=machine, storage=self._storage)
+        except CloudError as exc:
+            _log.warning("no template node", extra={"node_group": self.name, "error": str(exc)})
+        self._template = _TemplateInfo(node, options)
+        self._template_for = self._template_url
         return self._template
+
+    def _machine(self, template: compute_v1.InstanceTemplate) -> MachineShape:
+        """Upstream ``GetMigMachineType``: a custom type from its name, others from ``machineTypes.get``."""
+        name = template.properties.machine_type.rsplit("/", 1)[-1]
+        if is_custom(name):
+            return custom_machine(name)
+        return from_api(name, self._api.get_machine_type(self.ref.project, self.ref.zone, name))
 
     def template_node(self) -> Node | None:
         info = self._template_info()
-        return info.node if info is not None else None
+        return info.node.node if info is not None and info.node is not None else None
 
     def group_options(self) -> GroupOptions:
         info = self._template_info()
@@ -146,9 +177,10 @@ class MigGroup:
 
     def price_per_hour(self) -> float | None:
         info = self._template_info()
-        if info is None or info.machine_type not in self._prices:
+        built = info.node if info is not None else None
+        if built is None or built.machine_type not in self._prices:
             return None
-        return self._prices[info.machine_type] + info.local_ssd_count * LOCAL_SSD_PER_HOUR
+        return self._prices[built.machine_type] + built.local_ssd_count * LOCAL_SSD_PER_HOUR
 
     def increase_size(self, delta: int) -> None:
         if delta <= 0:

@@ -32,6 +32,8 @@ __all__ = ["AutoDiscovery", "GceProvider", "parse_auto_discovery"]
 
 _log = logging.getLogger(__name__)
 _PROVIDER_ID = re.compile(r"^gce://([^/]+)/([^/]+)/([^/]+)$")
+#: What Go's ``strconv.Atoi`` reads.
+_GO_INT = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,26 +44,56 @@ class AutoDiscovery:
 
 
 def parse_auto_discovery(spec: str) -> AutoDiscovery:
-    """``mig:namePrefix=P,min=N,max=M`` (CA's GCE syntax); ``CloudConfigError`` otherwise."""
-    kind, sep, rest = spec.partition(":")
-    if kind != "mig" or not sep:
-        raise CloudConfigError(f"--node-group-auto-discovery: {spec!r}: GCE expects mig:namePrefix=P,min=N,max=M")
-    fields: dict[str, str] = {}
-    for part in rest.split(","):
-        key, eq, value = part.partition("=")
-        if not eq or key not in ("namePrefix", "min", "max") or key in fields:
-            raise CloudConfigError(f"--node-group-auto-discovery: {spec!r}: bad or repeated field {part!r}")
-        fields[key] = value
-    if set(fields) != {"namePrefix", "min", "max"} or not fields["namePrefix"]:
-        raise CloudConfigError(f"--node-group-auto-discovery: {spec!r}: namePrefix, min and max are all required")
+    """``mig:namePrefix=P,min=N,max=M``; ``CloudConfigError`` where upstream refuses it.
+
+    Upstream ``parseMIGAutoDiscoverySpec``: ``min`` defaults to 0, a repeated key keeps its
+    last value, and the prefix, ``min <= max`` and ``max >= 1`` are required.
+    """
+    def refuse(why: str) -> CloudConfigError:
+        return CloudConfigError(f"--node-group-auto-discovery: {spec!r}: {why}")
+
+    tokens = spec.split(":")
+    if len(tokens) != 2 or tokens[0] != "mig":
+        raise refuse("GCE expects mig:namePrefix=P,min=N,max=M")
+    prefix: str | None = None
+    bounds = {"min": 0, "max": 0}
+    for part in tokens[1].split(","):
+        pair = part.split("=")
+        if len(pair) != 2:
+            raise refuse(f"{part!r} is not key=value")
+        key, value = pair
+        if key == "namePrefix":
+            prefix = value
+        elif key in bounds:
+            if not _GO_INT.fullmatch(value):
+                raise refuse(f"{key}={value!r} is not an integer")
+            bounds[key] = int(value)
+        else:
+            raise refuse(f"unknown key {key!r} (namePrefix, min, max)")
+    if not prefix:
+        raise refuse("empty instance group name prefix")
     try:
-        low, high = int(fields["min"]), int(fields["max"])
-        pattern = re.compile(f"^{fields['namePrefix']}.+")
-    except (ValueError, re.error) as exc:
-        raise CloudConfigError(f"--node-group-auto-discovery: {spec!r}: {exc}") from None
-    if low < 0 or high < low:
-        raise CloudConfigError(f"--node-group-auto-discovery: {spec!r}: need 0 <= min <= max")
+        pattern = re.compile(f"^{prefix}.+")
+    except re.error as exc:
+        raise refuse(f"namePrefix: ^{prefix}.+ is not a regular expression: {exc}") from None
+    low, high = bounds["min"], bounds["max"]
+    if low < 0 or low > high:
+        raise refuse(f"need 0 <= min <= max, got min={low}, max={high}")
+    if high < 1:
+        raise refuse(f"max must be at least 1, got {high}")
     return AutoDiscovery(pattern, low, high)
+
+
+def _static_groups(config: ProviderConfig, project: str) -> list[tuple[MigRef, int, int]]:
+    """``--nodes`` MIGs; one named twice takes its last bounds (upstream re-registers it, ``cache.go``)."""
+    bounds: dict[MigRef, tuple[int, int]] = {}
+    for spec in config.static_groups:
+        ref = parse_mig_name(spec.name, project)
+        if ref in bounds:
+            _log.warning("MIG given twice in --nodes, the last bounds win",
+                         extra={"node_group": ref.url, "min": spec.min_size, "max": spec.max_size})
+        bounds[ref] = (spec.min_size, spec.max_size)
+    return [(ref, low, high) for ref, (low, high) in bounds.items()]
 
 
 class GceProvider:
@@ -73,10 +105,7 @@ class GceProvider:
         self._clock = clock
         self._miss_refresh_seconds = miss_refresh_seconds
         self._prices = load_prices(config.price_file)
-        self._static = [(parse_mig_name(g.name, settings.project), g.min_size, g.max_size)
-                        for g in config.static_groups]
-        if len({ref for ref, _, _ in self._static}) != len(self._static):
-            raise CloudConfigError("--nodes: the same MIG is given twice")
+        self._static = _static_groups(config, settings.project)
         self._discovery = [parse_auto_discovery(spec) for spec in config.auto_discovery]
         if self._discovery and not settings.zones:
             raise CloudConfigError("--node-group-auto-discovery with GCE needs zones in --cloud-config (or GCE_ZONES)")

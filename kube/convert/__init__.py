@@ -28,6 +28,7 @@ from kube.convert.storage import (
     convert_pv,
     convert_pvc,
     convert_storage_class,
+    convert_volume_attachment,
 )
 from kube.convert.workloads import (
     NODE_GROUP_API,
@@ -57,6 +58,7 @@ __all__ = [
     "convert_pv",
     "convert_pvc",
     "convert_storage_class",
+    "convert_volume_attachment",
     "label_selector",
     "node_selector",
     "object_ref",

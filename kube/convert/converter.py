@@ -16,6 +16,7 @@ from kube.convert.storage import (
     convert_pv,
     convert_pvc,
     convert_storage_class,
+    convert_volume_attachment,
 )
 from kube.convert.workloads import (
     CONTROLLER_KINDS,
@@ -62,6 +63,7 @@ class Converter:
             "CSIStorageCapacity": self._csi_capacity,
             "CSIDriver": self._csi_driver,
             "CSINode": self._csi_node,
+            "VolumeAttachment": self._volume_attachment,
             "Namespace": self._namespace,
             "ConfigMap": self._configmap,
             NODE_GROUP_KIND: self._node_group,
@@ -188,6 +190,9 @@ class Converter:
     def _csi_node(self, obj: Json) -> None:
         node = convert_csi_node(obj)
         self.objects.csi_nodes[node.name] = node
+
+    def _volume_attachment(self, obj: Json) -> None:
+        self.objects.volume_attachments.append(convert_volume_attachment(obj))
 
     def _namespace(self, obj: Json) -> None:
         meta = as_map(obj.get("metadata"), "metadata")

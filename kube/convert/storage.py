@@ -20,11 +20,12 @@ from kube.model import (
     PersistentVolumeClaim,
     Requirement,
     StorageClass,
+    VolumeAttachment,
 )
 
 __all__ = ["ACCESS_MODES", "RECLAIM_POLICIES", "SELECTED_NODE_ANNOTATION", "ZONE_LABELS", "access_modes",
            "convert_csi_capacity", "convert_csi_driver", "convert_csi_node", "convert_pv", "convert_pvc",
-           "convert_storage_class", "zone_labels"]
+           "convert_storage_class", "convert_volume_attachment", "zone_labels"]
 
 #: Set by kube-scheduler's volume binder on a WaitForFirstConsumer claim when it picks a
 #: node (``AnnSelectedNode`` in k8s.io/component-helpers/storage/volume/pv_helpers.go, written
@@ -185,7 +186,8 @@ def convert_csi_capacity(obj: Json) -> CSIStorageCapacity:
 def convert_csi_driver(obj: Json) -> CSIDriver:
     name = name_of(as_map(obj.get("metadata"), "metadata"))
     spec = as_map(obj.get("spec"), "spec")
-    return CSIDriver(name, as_bool(spec.get("storageCapacity"), "spec.storageCapacity"))
+    return CSIDriver(name, as_bool(spec.get("storageCapacity"), "spec.storageCapacity"),
+                     as_bool(spec.get("attachRequired"), "spec.attachRequired", default=True))
 
 
 def convert_csi_node(obj: Json) -> CSINode:
@@ -194,3 +196,19 @@ def convert_csi_node(obj: Json) -> CSINode:
     for i, d in enumerate(as_list(as_map(obj.get("spec"), "spec").get("drivers"), "spec.drivers")):
         drivers.append(required_str(as_map(d, f"spec.drivers[{i}]").get("name"), f"spec.drivers[{i}].name"))
     return CSINode(name, tuple(drivers))
+
+
+def convert_volume_attachment(obj: Json) -> VolumeAttachment:
+    """``storage.k8s.io/v1`` VolumeAttachment: the node is required (the API server requires it too)."""
+    name = name_of(as_map(obj.get("metadata"), "metadata"))
+    spec = as_map(obj.get("spec"), "spec")
+    source = as_map(spec.get("source"), "spec.source")
+    volume = source.get("persistentVolumeName")
+    status = as_map(obj.get("status"), "status")
+    return VolumeAttachment(
+        name=name,
+        node=required_str(spec.get("nodeName"), "spec.nodeName"),
+        attacher=as_str(spec.get("attacher"), "spec.attacher"),
+        volume=None if volume is None else as_str(volume, "spec.source.persistentVolumeName"),
+        attached=as_bool(status.get("attached"), "status.attached"),
+    )

@@ -59,6 +59,9 @@ def base() -> list[Json]:
          "spec": {"storageCapacity": False}},
         {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "w1"},
          "spec": {"drivers": [{"name": "rok"}]}},
+        {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment", "metadata": {"name": "csi-1"},
+         "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "w1", "source": {"persistentVolumeName": "pv1"}},
+         "status": {"attached": True}},
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default", "labels": {"team": "a"}}},
     ])
 

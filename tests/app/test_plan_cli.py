@@ -70,7 +70,9 @@ def test_no_scale_up_lists_reasons_per_group(cli: Run, tmp_path: Path) -> None:
     code, out, _ = cli(["plan", write(tmp_path, yaml_snapshot(*docs)), NOW_FLAG])
     up = json.loads(out)["scaleUp"]
     assert (code, up["result"]) == (0, "NoScaleUp")
-    assert up["stillUnschedulable"] == [{"pod": "default/big", "reasons": {"small": "Insufficient cpu"}}]
+    assert up["stillUnschedulable"] == [{"pod": "default/big", "reasons": {"small": "Insufficient cpu"},
+                                         "refusals": [{"nodeGroup": "small", "reason": "Insufficient cpu",
+                                                       "plugin": "NodeResourcesFit"}]}]
 
 
 def test_stdin(cli: Run, monkeypatch: pytest.MonkeyPatch) -> None:

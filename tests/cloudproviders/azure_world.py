@@ -35,13 +35,14 @@ def standard_world(fake: FakeAzure) -> None:
 
 def azure_provider(fake: FakeAzure, sleeps: list[float], *, static: tuple[StaticGroup, ...] | None = None,
                    auto: tuple[str, ...] = (), price_file: str | None = None,
-                   clock: list[float] | None = None) -> AzureProvider:
+                   clock: list[float] | None = None, label_predictions: bool = True) -> AzureProvider:
     """A provider on the fake; every retry wait is recorded in ``sleeps`` instead of slept."""
     if static is None:
         static = (StaticGroup(0, 10, "nvme"), StaticGroup(1, 5, "general"))
     config = ProviderConfig(static_groups=static, auto_discovery=auto, price_file=price_file)
     settings = AzureSettings(subscription_id=fake.subscription, resource_group=fake.resource_group,
-                             endpoint=fake.url, operation_timeout_seconds=10.0, polling_interval_seconds=0.0)
+                             endpoint=fake.url, operation_timeout_seconds=10.0, polling_interval_seconds=0.0,
+                             label_predictions=label_predictions)
     now = clock if clock is not None else [0.0]
     return make_provider(config, settings, RetryPolicy(sleep=sleeps.append), clock=lambda: now[0])
 

@@ -25,6 +25,7 @@ _WATCHED = [
     ("", "nodes"), ("", "pods"), ("", "persistentvolumeclaims"), ("", "persistentvolumes"), ("", "namespaces"),
     ("", "replicationcontrollers"), ("storage.k8s.io", "storageclasses"), ("storage.k8s.io", "csinodes"),
     ("storage.k8s.io", "csidrivers"), ("storage.k8s.io", "csistoragecapacities"),
+    ("storage.k8s.io", "volumeattachments"),
     ("policy", "poddisruptionbudgets"), ("apps", "replicasets"), ("apps", "statefulsets"),
     ("apps", "deployments"), ("apps", "daemonsets"), ("batch", "jobs"),
 ]

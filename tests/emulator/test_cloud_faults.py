@@ -17,7 +17,7 @@ import pytest
 
 from autoscaler.loop import Autoscaler
 from emulator.world import World
-from tests.emulator.worlds import Json, deployment, make_world
+from tests.emulator.worlds import Driven, Json, deployment, make_world
 from tests.factories import node_group_json, options, template
 
 SCAN = 10.0
@@ -35,9 +35,9 @@ def _world(*faults: Json, groups: tuple[str, ...] = ("small", "big"), **spec: An
                       faults=list(faults), **spec)
 
 
-def _drive(world: World, *flags: str, minutes: float, sleeps: list[float] | None = None) -> Autoscaler:
-    autoscaler = Autoscaler(world.cluster, world.cloud, options(*flags),
-                            sleep=(sleeps.append if sleeps is not None else lambda _: None))
+def _drive(world: World, *flags: str, minutes: float, sleeps: list[float] | None = None) -> Driven:
+    autoscaler = Driven(Autoscaler(world.cluster, world.cloud, options(*flags),
+                                   sleep=(sleeps.append if sleeps is not None else lambda _: None)))
     for i in range(int(minutes * 60 / SCAN) + 1):
         now = world.start + i * SCAN
         world.advance(now)
@@ -45,7 +45,7 @@ def _drive(world: World, *flags: str, minutes: float, sleeps: list[float] | None
     return autoscaler
 
 
-def _events(world: World, autoscaler: Autoscaler) -> list[tuple[float, str, str, int]]:
+def _events(world: World, autoscaler: Driven) -> list[tuple[float, str, str, int]]:
     return [(e.time - world.start, e.kind.value, e.group, e.nodes) for e in autoscaler.events]
 
 

@@ -16,7 +16,7 @@ import pytest
 from autoscaler.loop import Autoscaler
 from emulator.world import World
 from kube.names import CA_TO_BE_DELETED_TAINT
-from tests.emulator.worlds import Json, deployment, make_world, nvme_group, nvme_node
+from tests.emulator.worlds import Driven, Json, deployment, make_world, nvme_group, nvme_node
 from tests.factories import options, pv, pvc
 
 SCAN = 10.0
@@ -39,16 +39,16 @@ def _world(grace: int | None = None) -> World:
     return world
 
 
-def _loop(world: World, *flags: str) -> Autoscaler:
-    return Autoscaler(world.cluster, world.cloud, options("--scale-down-unneeded-time=1m", *flags))
+def _loop(world: World, *flags: str) -> Driven:
+    return Driven(Autoscaler(world.cluster, world.cloud, options("--scale-down-unneeded-time=1m", *flags)))
 
 
-def _step(world: World, autoscaler: Autoscaler, at: float) -> None:
+def _step(world: World, autoscaler: Driven, at: float) -> None:
     world.advance(world.start + at)
     autoscaler.run_once(world.start + at)
 
 
-def _history(world: World, autoscaler: Autoscaler) -> list[tuple[float, str]]:
+def _history(world: World, autoscaler: Driven) -> list[tuple[float, str]]:
     return [(e.time - world.start, e.kind.value) for e in autoscaler.actuation if e.node == "nvme-2"]
 
 

@@ -19,7 +19,7 @@ import pytest
 from autoscaler.loop import Autoscaler
 from emulator.world import World
 from kube.names import CA_TO_BE_DELETED_TAINT
-from tests.emulator.worlds import Json, deployment, make_world, nvme_group, nvme_node, rok_class
+from tests.emulator.worlds import Driven, Json, deployment, make_world, nvme_group, nvme_node, rok_class
 from tests.factories import options, pv_json, pvc_json
 
 SCAN = 10.0
@@ -40,10 +40,10 @@ def _world(*driver_faults: Json) -> World:
     return world
 
 
-def _run(world: World, until: float) -> Autoscaler:
+def _run(world: World, until: float) -> Driven:
     # 100Gi at 2Gi/s predicts 50 s to unpin: the drain deadline stays --max-pod-eviction-time (2m).
-    autoscaler = Autoscaler(world.cluster, world.cloud, options("--scale-down-unneeded-time=1m",
-                                                                "--storage-unpin-throughput=2Gi"))
+    autoscaler = Driven(Autoscaler(world.cluster, world.cloud, options("--scale-down-unneeded-time=1m",
+                                                                       "--storage-unpin-throughput=2Gi")))
     at = 0.0
     while at <= until:
         world.advance(world.start + at)
@@ -52,7 +52,7 @@ def _run(world: World, until: float) -> Autoscaler:
     return autoscaler
 
 
-def _history(world: World, autoscaler: Autoscaler) -> list[tuple[float, str]]:
+def _history(world: World, autoscaler: Driven) -> list[tuple[float, str]]:
     return [(e.time - world.start, e.kind.value) for e in autoscaler.actuation if e.node == "nvme-2"]
 
 

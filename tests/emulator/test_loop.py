@@ -13,12 +13,21 @@ import pytest
 
 from autoscaler.loop import Autoscaler
 from emulator.world import World
-from tests.emulator.worlds import deployment, make_world, nvme_group, nvme_node, pods_of, rok_class, statefulset
+from tests.emulator.worlds import (
+    Driven,
+    deployment,
+    make_world,
+    nvme_group,
+    nvme_node,
+    pods_of,
+    rok_class,
+    statefulset,
+)
 from tests.factories import options
 
 
-def _run(world: World, *flags: str, minutes: int) -> Autoscaler:
-    autoscaler = Autoscaler(world.cluster, world.cloud, options(*flags))
+def _run(world: World, *flags: str, minutes: int) -> Driven:
+    autoscaler = Driven(Autoscaler(world.cluster, world.cloud, options(*flags)))
     now = world.clock.now
     end = now + minutes * 60
     while now <= end:

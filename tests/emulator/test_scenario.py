@@ -65,6 +65,8 @@ def _spec(**changes: Any) -> Json:
     pytest.param(_spec(unpinSecondsPerGiB=-1), "spec.unpinSecondsPerGiB", "greater than or equal to 0",
                  id="negative-unpin"),
     pytest.param(_spec(scanInterval="0s"), "spec.scanInterval", "greater than 0", id="zero-scan-interval"),
+    pytest.param(_spec(volumeDetachDelay="soon"), "spec.volumeDetachDelay", "not a duration",
+                 id="bad-detach-delay"),
     pytest.param(_spec(start="yesterday"), "spec.start", "RFC 3339", id="bad-start"),
     pytest.param(_spec(speed="fast"), "spec.speed", "unknown field", id="unknown-field"),
     pytest.param(_spec(events=[{"at": "5x"}]), "spec.events[0].at", "not a duration", id="bad-event-time"),

@@ -33,6 +33,7 @@ from kube.model import Node
 from kube.names import CA_TO_BE_DELETED_TAINT
 from tests.emulator.worlds import (
     PROVISIONING,
+    Driven,
     GiB,
     Json,
     deployment,
@@ -98,9 +99,9 @@ def _rel(world: World, t: float | None) -> float | None:
     return None if t is None else t - world.start
 
 
-def _drive(world: World, *flags: str, minutes: float) -> tuple[Autoscaler, list[Tick]]:
+def _drive(world: World, *flags: str, minutes: float) -> tuple[Driven, list[Tick]]:
     """Run the real loop every scan interval from the scenario's start for ``minutes``."""
-    autoscaler = Autoscaler(world.cluster, world.cloud, options(*flags))
+    autoscaler = Driven(Autoscaler(world.cluster, world.cloud, options(*flags)))
     step = world.scenario.scan_interval
     ticks: list[Tick] = []
     for i in range(int(minutes * 60 / step) + 1):
@@ -114,12 +115,12 @@ def _drive(world: World, *flags: str, minutes: float) -> tuple[Autoscaler, list[
     return autoscaler, ticks
 
 
-def _history(world: World, autoscaler: Autoscaler, node: str) -> list[tuple[float, str, str]]:
+def _history(world: World, autoscaler: Driven, node: str) -> list[tuple[float, str, str]]:
     """The actuator's record for ``node``: (seconds since start, kind, message)."""
     return [(e.time - world.start, e.kind, e.message) for e in autoscaler.actuation if e.node == node]
 
 
-def _scale_events(world: World, autoscaler: Autoscaler, kind: str) -> list[tuple[float, str, int]]:
+def _scale_events(world: World, autoscaler: Driven, kind: str) -> list[tuple[float, str, int]]:
     return [(e.time - world.start, e.group, e.nodes) for e in autoscaler.events if e.kind == kind]
 
 

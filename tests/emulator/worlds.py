@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from autoscaler.actuation.actuator import Actuator
+from autoscaler.actuation.types import ActuationEvent
+from autoscaler.backoff import GroupBackoff
+from autoscaler.loop import Autoscaler, History, LoopRecord, ScaleEvent
+from autoscaler.scaledown.types import ScaleDownMemory
 from emulator.guard import GUARD_NAMESPACE
 from emulator.scenario import parse_scenario
 from emulator.world import World
@@ -29,7 +35,7 @@ UNPIN_PER_GIB = 1.0
 
 def scenario_json(*, duration: str = "2h", events: Sequence[Json] = (), provisioning: str = "2m",
                   driver: str = "1m", unpin: float = UNPIN_PER_GIB, faults: Sequence[Json] = (),
-                  driver_faults: Sequence[Json] = ()) -> Json:
+                  driver_faults: Sequence[Json] = (), detach: str | None = None) -> Json:
     spec: Json = {
         "apiVersion": "autoscaler.storage.dev/v1alpha1",
         "kind": "Scenario",
@@ -42,11 +48,48 @@ def scenario_json(*, duration: str = "2h", events: Sequence[Json] = (), provisio
         spec["spec"]["cloudFaults"] = list(faults)
     if driver_faults:
         spec["spec"]["storageDriverFaults"] = list(driver_faults)
+    if detach is not None:
+        spec["spec"]["volumeDetachDelay"] = detach
     return spec
 
 
 def make_world(*objects: Json, seed: int = 0, **spec: Any) -> World:
     return World(parse_scenario([scenario_json(**spec), *objects], "test.yaml"), seed=seed)
+
+
+@dataclass(slots=True)
+class Driven:
+    """The real loop, with what each iteration did kept in a ``History`` (the loop keeps none of it)."""
+
+    autoscaler: Autoscaler
+    history: History = field(default_factory=History)
+
+    def run_once(self, now: float) -> LoopRecord:
+        return self.history.add(self.autoscaler.run_once(now))
+
+    @property
+    def events(self) -> list[ScaleEvent]:
+        return self.history.events
+
+    @property
+    def actuation(self) -> list[ActuationEvent]:
+        return self.history.actuation
+
+    @property
+    def actuator(self) -> Actuator:
+        return self.autoscaler.actuator
+
+    @property
+    def memory(self) -> ScaleDownMemory:
+        return self.autoscaler.memory
+
+    @property
+    def backoff(self) -> GroupBackoff:
+        return self.autoscaler.backoff
+
+    @property
+    def loops(self) -> int:
+        return self.autoscaler.loops
 
 
 def rok_class(name: str = "rok", provisioner: str = "rok.arrikto.com") -> Json:

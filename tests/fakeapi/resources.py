@@ -43,6 +43,7 @@ _ALL = (
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False),
     Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
     Resource("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True),
+    Resource("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", False),
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True),
     Resource("apps", "v1", "replicasets", "ReplicaSet", True),
     Resource("apps", "v1", "statefulsets", "StatefulSet", True),

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from cloudproviders.azure import AzureProvider
-from cloudproviders.azure.settings import load_settings, parse_auto_discovery
+from cloudproviders.azure.discovery import parse_auto_discovery
+from cloudproviders.azure.settings import load_settings
 from cloudproviders.config import CloudConfigError, StaticGroup
 from cloudproviders.interface import CloudError, InsufficientCapacity, NotFound, QuotaExceeded, Transient
 from tests.cloudproviders.azure_world import azure_node, azure_provider
@@ -61,10 +62,15 @@ def test_retries_are_bounded(provider: AzureProvider, fake: FakeAzure, sleeps: l
     assert sleeps == [1.0, 2.0, 4.0]
 
 
-def test_refresh_fails_whole_when_a_static_scale_set_is_gone(provider: AzureProvider, fake: FakeAzure) -> None:
+def test_a_static_scale_set_gone_is_left_out_and_the_rest_keep_working(
+        provider: AzureProvider, fake: FakeAzure, caplog: pytest.LogCaptureFixture) -> None:
+    """Upstream's TestVMSSNotFound: a missing --nodes scale set does not stop the autoscaler."""
     del fake.scale_sets["nvme"]
-    with pytest.raises(NotFound, match="nvme"):
-        provider.refresh()
+    provider.refresh()
+    assert [g.name for g in provider.node_groups()] == ["general"]
+    assert any("not found" in r.getMessage() and r.__dict__.get("node_group") == "nvme" for r in caplog.records)
+    act(provider, fake, "increase")
+    assert fake.scale_sets["general"].capacity == 3
 
 
 def test_refresh_fails_whole_when_vms_cannot_be_listed(fake: FakeAzure, sleeps: list[float]) -> None:
@@ -91,6 +97,8 @@ def test_a_refused_endpoint_is_transient(fake: FakeAzure, sleeps: list[float]) -
     pytest.param({"subscriptionId": "s", "resourceGroup": "rg", "operationTimeout": "soon"}, "operationTimeout",
                  id="bad-timeout"),
     pytest.param([1, 2], "JSON object", id="not-an-object"),
+    pytest.param({"subscriptionId": "s", "resourceGroup": "rg", "enableLabelPredictionsOnTemplate": "yes"},
+                 "enableLabelPredictionsOnTemplate", id="predictions-not-a-bool"),
 ])
 def test_bad_cloud_config(tmp_path: Path, document: object, message: str) -> None:
     path = tmp_path / "azure.json"
@@ -110,6 +118,25 @@ def test_settings_from_environment() -> None:
     settings = load_settings(None, {"ARM_SUBSCRIPTION_ID": "s", "ARM_RESOURCE_GROUP": "rg"})
     assert (settings.subscription_id, settings.resource_group, settings.endpoint) == (
         "s", "rg", "https://management.azure.com")
+
+
+@pytest.mark.parametrize(("document", "env", "expected"), [
+    pytest.param({}, {}, True, id="default-on"),
+    pytest.param({"enableLabelPredictionsOnTemplate": False}, {}, False, id="file-off"),
+    pytest.param({"enableLabelPredictionsOnTemplate": True}, {"AZURE_ENABLE_LABEL_PREDICTIONS_ON_TEMPLATE": "f"},
+                 False, id="environment-overrides-file"),
+])
+def test_label_predictions_setting(tmp_path: Path, document: dict[str, object], env: dict[str, str],
+                                   expected: bool) -> None:
+    path = tmp_path / "azure.json"
+    path.write_text(json.dumps({"subscriptionId": "s", "resourceGroup": "rg", **document}))
+    assert load_settings(str(path), env).label_predictions is expected
+
+
+def test_label_predictions_environment_not_a_bool() -> None:
+    with pytest.raises(CloudConfigError, match="AZURE_ENABLE_LABEL_PREDICTIONS_ON_TEMPLATE"):
+        load_settings(None, {"ARM_SUBSCRIPTION_ID": "s", "ARM_RESOURCE_GROUP": "rg",
+                             "AZURE_ENABLE_LABEL_PREDICTIONS_ON_TEMPLATE": "maybe"})
 
 
 @pytest.mark.parametrize("spec", [

@@ -27,6 +27,8 @@ _HTTP_FAULTS = {
     "quota": (409, "OperationNotAllowed", "Operation could not be completed as it results in exceeding approved "
                                           "standardLSv3Family Cores quota."),
 }
+DEFAULT_OS_DISK: dict[str, Any] = {"createOption": "FromImage", "caching": "ReadWrite", "diskSizeGB": 128,
+                                   "managedDisk": {"storageAccountType": "Premium_LRS"}}
 CAPACITY_FAULT = ("AllocationFailed", "Allocation failed. We do not have sufficient capacity for the requested VM "
                                       "size in this region.")
 
@@ -47,6 +49,10 @@ class FakeVmss:
     vms: list[FakeVm] = field(default_factory=list)
     capacity: int = 0
     zones: list[str] = field(default_factory=list)
+    #: ``virtualMachineProfile.osProfile.windowsConfiguration`` present: a Windows scale set.
+    windows: bool = False
+    #: ``virtualMachineProfile.storageProfile.osDisk``; None leaves the disk out.
+    os_disk: dict[str, Any] | None = field(default_factory=lambda: dict(DEFAULT_OS_DISK))
     #: Set: new VMs fail to provision with this code (a stock-out) instead of succeeding.
     stockout: str | None = None
 
@@ -79,10 +85,15 @@ class FakeAzure(FakeServer):
     # --- set-up ------------------------------------------------------------------------
 
     def add_sku(self, name: str, cpus: int, memory_gib: float, *, temp_mb: int = 0, nvme_mib: int = 0,
-                location: str = "westeurope") -> None:
+                gpus: int = 0, arch: str | None = "x64", location: str = "westeurope") -> None:
+        """A virtualMachines SKU; ``arch=None`` leaves ``CpuArchitectureType`` out."""
         capabilities = [{"name": "vCPUs", "value": str(cpus)}, {"name": "MemoryGB", "value": str(memory_gib)},
                         {"name": "MaxResourceVolumeMB", "value": str(temp_mb)},
                         {"name": "PremiumIO", "value": "True"}]
+        if arch is not None:
+            capabilities.append({"name": "CpuArchitectureType", "value": arch})
+        if gpus:
+            capabilities.append({"name": "GPUs", "value": str(gpus)})
         if nvme_mib:
             capabilities.append({"name": "NvmeDiskSizeInMiB", "value": str(nvme_mib)})
         self.skus.append({"resourceType": "virtualMachines", "name": name, "tier": "Standard",
@@ -91,8 +102,10 @@ class FakeAzure(FakeServer):
                           "capabilities": capabilities, "restrictions": []})
 
     def add_scale_set(self, name: str, size: str, capacity: int = 0, *, tags: dict[str, str] | None = None,
-                      location: str = "westeurope") -> FakeVmss:
-        vmss = FakeVmss(name, size, location, dict(tags or {}))
+                      location: str = "westeurope", zones: list[str] | None = None, windows: bool = False,
+                      os_disk: dict[str, Any] | None = DEFAULT_OS_DISK) -> FakeVmss:
+        vmss = FakeVmss(name, size, location, dict(tags or {}), zones=list(zones or []), windows=windows,
+                        os_disk=dict(os_disk) if os_disk is not None else None)
         self.scale_sets[name.lower()] = vmss
         self._grow(vmss, capacity)
         for vm in vmss.vms:  # the scale set's first VMs are up already
@@ -161,9 +174,14 @@ class FakeAzure(FakeServer):
                 "upgradePolicy": {"mode": "Manual"}, "uniqueId": f"uid-{vmss.name}",
                 "virtualMachineProfile": {
                     "osProfile": {"computerNamePrefix": vmss.name, "adminUsername": "azureuser"},
-                    "storageProfile": {"osDisk": {"createOption": "FromImage", "caching": "ReadWrite",
-                                                  "diskSizeGB": 128,
-                                                  "managedDisk": {"storageAccountType": "Premium_LRS"}}}}}}
+                    "storageProfile": {}}}}
+        profile = body["properties"]["virtualMachineProfile"]
+        if vmss.windows:
+            profile["osProfile"]["windowsConfiguration"] = {"provisionVMAgent": True, "enableAutomaticUpdates": False}
+        else:
+            profile["osProfile"]["linuxConfiguration"] = {"disablePasswordAuthentication": True}
+        if vmss.os_disk is not None:
+            profile["storageProfile"]["osDisk"] = vmss.os_disk
         if vmss.zones:
             body["zones"] = vmss.zones
         return body
@@ -254,6 +272,8 @@ class FakeAzure(FakeServer):
         return self._page([self._vm_json(found, vm) for vm in found.vms], request)
 
     def _list_skus(self, request: Request) -> Response:
+        if self.raw_faults.get("skus"):
+            return self.raw_faults["skus"].pop(0)
         if (kind := self._fault("skus")) is not None:
             return self._http_error(kind)
         return self._page(self.skus, request)

@@ -1,7 +1,7 @@
 """A fake of the compute v1 REST API subset the GCE provider uses, with the API's JSON shapes.
 
 instanceGroupManagers get/list/resize/deleteInstances/listManagedInstances,
-instanceTemplates get, machineTypes get, zoneOperations get. Operations finish on the
+instanceTemplates get (global and regional), machineTypes get, zoneOperations get. Operations finish on the
 first poll (``pending_polls`` controls it). Faults are injected per operation
 (``fail_next("increase"|"delete"|<any route name>, kind)``) and returned at the wire:
 HTTP errors for throttle/server/notfound, failed operations for capacity/quota.
@@ -51,6 +51,7 @@ class FakeMig:
     target: int = 0
     #: Set: new instances stay CREATING with this lastAttempt error code (a stock-out).
     stockout: str | None = None
+    template_region: str | None = None
 
 
 class FakeGce(FakeServer):
@@ -76,6 +77,7 @@ class FakeGce(FakeServer):
         self.route("POST", _MIG + "/deleteInstances", self._delete_instances)
         self.route("POST", _MIG + "/listManagedInstances", self._list_instances)
         self.route("GET", _P + r"/global/instanceTemplates/(?P<name>[^/]+)", self._get_template)
+        self.route("GET", _P + r"/regions/(?P<region>[^/]+)/instanceTemplates/(?P<name>[^/]+)", self._get_template)
         self.route("GET", _P + r"/zones/(?P<zone>[^/]+)/machineTypes/(?P<name>[^/]+)", self._get_machine_type)
         self.route("GET", _P + r"/zones/(?P<zone>[^/]+)/operations/(?P<name>[^/]+)", self._get_operation)
 
@@ -89,9 +91,12 @@ class FakeGce(FakeServer):
             "selfLink": f"{BASE}/projects/{project}/zones/{zone}/machineTypes/{name}"}
 
     def add_template(self, name: str, machine_type: str, *, local_ssds: int = 0, kube_env: str | None = None,
-                     project: str = "proj", accelerators: int = 0) -> None:
+                     project: str = "proj", accelerators: int = 0, accelerator_type: str = "nvidia-tesla-t4",
+                     boot_disk_gb: int = 100, **overrides: Any) -> None:
+        """A template; ``overrides`` replace top-level ``properties`` fields (``metadata=None`` drops it)."""
         disks: list[dict[str, Any]] = [{"type": "PERSISTENT", "boot": True, "mode": "READ_WRITE", "autoDelete": True,
-                                        "initializeParams": {"diskSizeGb": "100", "diskType": "pd-balanced"}}]
+                                        "initializeParams": {"diskSizeGb": str(boot_disk_gb),
+                                                             "diskType": "pd-balanced"}}]
         disks += [{"type": "SCRATCH", "interface": "NVME", "autoDelete": True,
                    "initializeParams": {"diskType": "local-ssd", "diskSizeGb": "375"}} for _ in range(local_ssds)]
         properties: dict[str, Any] = {"machineType": machine_type, "disks": disks,
@@ -99,15 +104,18 @@ class FakeGce(FakeServer):
         if kube_env is not None:
             properties["metadata"]["items"].append({"key": "kube-env", "value": kube_env})
         if accelerators:
-            properties["guestAccelerators"] = [{"acceleratorType": "nvidia-tesla-t4",
+            properties["guestAccelerators"] = [{"acceleratorType": accelerator_type,
                                                 "acceleratorCount": accelerators}]
+        properties.update(overrides)
+        properties = {k: v for k, v in properties.items() if v is not None}
         self.templates[name] = {"kind": "compute#instanceTemplate", "id": str(next(self._ids)), "name": name,
                                 "properties": properties,
                                 "selfLink": f"{BASE}/projects/{project}/global/instanceTemplates/{name}"}
 
     def add_mig(self, name: str, template: str, size: int = 0, zone: str = "europe-west4-a",
-                project: str = "proj") -> FakeMig:
-        mig = FakeMig(project, zone, name, template)
+                project: str = "proj", *, template_region: str | None = None) -> FakeMig:
+        """A MIG; ``template_region``: its template is a regional one (served from the same table)."""
+        mig = FakeMig(project, zone, name, template, template_region=template_region)
         self.migs[(zone, name)] = mig
         self._grow(mig, size)
         for inst in mig.instances:  # the group's first members are up already
@@ -170,9 +178,10 @@ class FakeGce(FakeServer):
     def _mig_json(self, mig: FakeMig) -> dict[str, Any]:
         zone_url = f"{BASE}/projects/{mig.project}/zones/{mig.zone}"
         creating = sum(1 for i in mig.instances if i.action == "CREATING")
+        template_scope = f"regions/{mig.template_region}" if mig.template_region else "global"
         return {"kind": "compute#instanceGroupManager", "id": str(abs(hash(mig.name)) % 10**12), "name": mig.name,
                 "zone": zone_url, "baseInstanceName": mig.name, "targetSize": mig.target,
-                "instanceTemplate": f"{BASE}/projects/{mig.project}/global/instanceTemplates/{mig.template}",
+                "instanceTemplate": f"{BASE}/projects/{mig.project}/{template_scope}/instanceTemplates/{mig.template}",
                 "instanceGroup": f"{zone_url}/instanceGroups/{mig.name}",
                 "currentActions": {"none": len(mig.instances) - creating, "creating": creating},
                 "status": {"isStable": creating == 0},
