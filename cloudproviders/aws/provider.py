@@ -13,7 +13,10 @@ outside every group (control plane, unmanaged) do not cause a refresh each. That
 updates the known groups only (new or vanished groups wait for the timed one), and its
 failure raises ``CloudError`` from ``node_group_for``, as CA's ``NodeGroupForNode`` errors.
 
-A static group (``--nodes``) that AWS does not list is logged and left out, as CA does.
+A static group (``--nodes``) that AWS does not list is logged and left out. A group named
+twice in ``--nodes`` takes the first bounds given, as CA's ``asgCache.register`` keeps the
+first registration of an explicitly configured group. Auto-discovery specs are combined
+into one filter set (``settings.combine_discovery``), as CA does.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from cloudproviders.aws.api import AwsApi
+from cloudproviders.aws.eks import ManagedNodegroups
 from cloudproviders.aws.group import AsgNodeGroup, InstanceTypes
-from cloudproviders.aws.settings import AsgDiscovery
+from cloudproviders.aws.settings import AsgDiscovery, combine_discovery
 from cloudproviders.aws.state import AsgState, launch_error, parse_provider_id
 from cloudproviders.config import ProviderConfig
 from cloudproviders.interface import NodeGroup
@@ -44,13 +48,16 @@ class AwsProvider:
                  wall_clock: Callable[[], float] = time.time, on_demand_min_seconds: float = 10.0) -> None:
         self._config = config
         self._api = api
-        self._discovery = tuple(discovery)
+        self._discovery = combine_discovery(discovery)
         self._prices = prices
         self._clock = clock
         self._wall_clock = wall_clock
         self._on_demand_min = on_demand_min_seconds
         self._types = InstanceTypes(api)
-        self._static = {g.name: (g.min_size, g.max_size) for g in config.static_groups}
+        self._nodegroups = ManagedNodegroups(api, clock)
+        self._static: dict[str, tuple[int, int]] = {}
+        for group in config.static_groups:
+            self._static.setdefault(group.name, (group.min_size, group.max_size))
         self._groups: dict[str, AsgNodeGroup] = {}
         self._by_instance: dict[str, AsgNodeGroup] = {}
         self._refreshed_at: float | None = None
@@ -89,8 +96,8 @@ class AwsProvider:
         on-demand refresh in the middle of a loop must not change the list the loop holds).
         """
         raw = self._api.groups_named(list(self._static)) if self._static else []
-        for spec in self._discovery:
-            raw.extend(self._api.groups_matching(spec.filters()))
+        if self._discovery is not None:
+            raw.extend(self._api.groups_matching(self._discovery.filters()))
         states: dict[str, AsgState] = {}
         for entry in raw:
             state = AsgState.from_api(entry)
@@ -116,7 +123,8 @@ class AwsProvider:
         for name in ordered:
             group = self._groups.get(name)
             if group is None:
-                group = AsgNodeGroup(states[name], api=self._api, types=self._types, prices=self._prices,
+                group = AsgNodeGroup(states[name], api=self._api, types=self._types, nodegroups=self._nodegroups,
+                                     prices=self._prices,
                                      names=self._config.storage, bounds=self._static.get(name),
                                      wall_clock=self._wall_clock)
             else:

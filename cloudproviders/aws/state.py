@@ -20,7 +20,7 @@ from typing import Any
 from cloudproviders.aws.errors import CAPACITY_CODES, QUOTA_CODES
 from cloudproviders.interface import Instance, InstanceError, InstanceErrorClass, InstanceState
 
-__all__ = ["AsgInstance", "AsgState", "LaunchSpec", "launch_error", "parse_provider_id"]
+__all__ = ["AsgInstance", "AsgState", "LaunchSpec", "MixedPolicy", "launch_error", "parse_provider_id"]
 
 _CREATING = frozenset({"Pending", "Pending:Wait", "Pending:Proceed"})
 _DELETING_PREFIXES = ("Terminating", "Terminated", "Detaching", "Detached")
@@ -54,14 +54,44 @@ class AsgInstance:
         return InstanceState.RUNNING
 
 
+def _template_spec(raw: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """A launch template spec with its version made explicit: AWS reads no version as ``$Default``
+    (CA ``aws_wrapper.go``, ``buildLaunchTemplateFromSpec``)."""
+    if not raw:
+        return None
+    return {**raw, "Version": raw.get("Version") or "$Default"}
+
+
+@dataclass(frozen=True, slots=True)
+class MixedPolicy:
+    """What a mixed-instances policy says about new instances (CA ``auto_scaling_groups.go``, ``buildAsgFromAWS``)."""
+
+    launch_template: Mapping[str, Any] | None = None
+    #: The overrides' instance types, in priority order.
+    override_types: tuple[str, ...] = ()
+    #: Attribute-based selection: the ``InstanceRequirements`` of the only override, as CA reads it.
+    requirements_override: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_api(cls, raw: Mapping[str, Any]) -> MixedPolicy:
+        template = raw.get("LaunchTemplate") or {}
+        overrides = template.get("Overrides", []) or []
+        types = tuple(str(o["InstanceType"]) for o in overrides if o.get("InstanceType"))
+        requirements = overrides[0].get("InstanceRequirements") if len(overrides) == 1 else None
+        return cls(_template_spec(template.get("LaunchTemplateSpecification")), types, requirements or None)
+
+
 @dataclass(frozen=True, slots=True)
 class LaunchSpec:
-    """How the group launches instances: a launch template, a launch configuration, or a mixed policy."""
+    """How the group launches instances: a launch configuration, a launch template, or a mixed policy."""
 
     launch_template: Mapping[str, Any] | None = None
     launch_configuration: str | None = None
-    #: Mixed-instances overrides' instance types, in priority order.
-    override_types: tuple[str, ...] = ()
+    mixed: MixedPolicy | None = None
+
+    @property
+    def override_types(self) -> tuple[str, ...]:
+        return self.mixed.override_types if self.mixed is not None else ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +110,11 @@ class AsgState:
     @classmethod
     def from_api(cls, raw: Mapping[str, Any]) -> AsgState:
         """From one ``DescribeAutoScalingGroups`` entry."""
-        mixed = raw.get("MixedInstancesPolicy") or {}
-        mixed_template = mixed.get("LaunchTemplate") or {}
-        overrides = tuple(str(o["InstanceType"]) for o in mixed_template.get("Overrides", []) or []
-                          if o.get("InstanceType"))
+        mixed = raw.get("MixedInstancesPolicy")
         launch = LaunchSpec(
-            launch_template=raw.get("LaunchTemplate") or mixed_template.get("LaunchTemplateSpecification"),
-            launch_configuration=raw.get("LaunchConfigurationName"),
-            override_types=overrides,
+            launch_template=_template_spec(raw.get("LaunchTemplate")),
+            launch_configuration=raw.get("LaunchConfigurationName") or None,
+            mixed=MixedPolicy.from_api(mixed) if mixed else None,
         )
         instances = tuple(
             AsgInstance(str(i["InstanceId"]), str(i.get("AvailabilityZone", "")), str(i.get("LifecycleState", "")))
@@ -99,7 +126,8 @@ class AsgState:
             max_size=int(raw.get("MaxSize", 0)),
             desired=int(raw.get("DesiredCapacity", 0)),
             instances=instances,
-            zones=tuple(sorted(str(z) for z in raw.get("AvailabilityZones", []) or [])),
+            # In AWS's order: the first is the template's zone, as in CA (``getAsgTemplate``).
+            zones=tuple(str(z) for z in raw.get("AvailabilityZones", []) or []),
             tags={str(t["Key"]): str(t.get("Value", "")) for t in raw.get("Tags", []) or []},
             launch=launch,
         )

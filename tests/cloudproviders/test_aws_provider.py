@@ -63,6 +63,22 @@ def test_discovery_by_tag_keys_and_values(world: AwsWorld) -> None:
     assert [(g.name, g.min_size(), g.max_size()) for g in provider.node_groups()] == [("ours", 0, 7)]
 
 
+def test_several_discovery_specs_all_apply(world: AwsWorld) -> None:
+    """CA merges the specs' tags (``buildAsgTags``): another cluster's group never matches a second spec alone."""
+    world.group("ours", min_size=0, max_size=7, desired=0, instance_type="m5.large", tags={**CLUSTER_TAGS, "team": "x"})
+    world.group("other-cluster", min_size=0, max_size=7, desired=0, instance_type="m5.large", tags={"team": "x"})
+    provider = world.provider(discovery=[DISCOVERY, "asg:tag=team=x"])
+    assert [g.name for g in provider.node_groups()] == ["ours"]
+    assert world.faults.calls.count("DescribeAutoScalingGroups") == 1
+
+
+def test_a_group_named_twice_in_nodes_keeps_the_first_bounds(world: AwsWorld) -> None:
+    """CA registers an explicitly configured group once and keeps its first bounds (``asgCache.register``)."""
+    world.group("coolasg", min_size=1, max_size=10, desired=1, instance_type="m5.large")
+    provider = world.provider(static=[StaticGroup(1, 10, "coolasg"), StaticGroup(1, 9, "coolasg")])
+    assert [(g.name, g.min_size(), g.max_size()) for g in provider.node_groups()] == [("coolasg", 1, 10)]
+
+
 def test_a_group_both_static_and_discovered_appears_once_with_the_flag_bounds(world: AwsWorld) -> None:
     world.group("nvme", min_size=0, max_size=10, desired=0, instance_type="i3.2xlarge", tags=CLUSTER_TAGS)
     provider = world.provider(static=[StaticGroup(2, 3, "nvme")], discovery=[DISCOVERY, DISCOVERY])

@@ -11,6 +11,7 @@ from cloudproviders.aws.pricing import load_prices
 from cloudproviders.aws.settings import (
     AsgDiscovery,
     CloudConfig,
+    combine_discovery,
     parse_auto_discovery,
     read_cloud_config,
     resolve_region,
@@ -28,6 +29,11 @@ from tests.cloudproviders.aws_world import aws_env
                  [{"Name": "tag:team", "Values": ["storage"]}], id="key-value"),
     pytest.param("asg:tag=a,b=c=d", (("a", None), ("b", "c=d")),
                  [{"Name": "tag-key", "Values": ["a"]}, {"Name": "tag:b", "Values": ["c=d"]}], id="value-with-equals"),
+    # CA (parseASGAutoDiscoverySpec): ``key=`` is the key alone, not an error.
+    pytest.param("asg:tag=a=", (("a", None),), [{"Name": "tag-key", "Values": ["a"]}], id="empty-value-is-a-bare-key"),
+    pytest.param("asg:tag=my:label=value,my:otherlabel=othervalue", (("my:label", "value"), ("my:otherlabel", "othervalue")),
+                 [{"Name": "tag:my:label", "Values": ["value"]}, {"Name": "tag:my:otherlabel", "Values": ["othervalue"]}],
+                 id="keys-with-colons"),
 ])
 def test_auto_discovery(spec: str, tags: tuple[tuple[str, str | None], ...], filters: list[object]) -> None:
     parsed = parse_auto_discovery(spec)
@@ -35,12 +41,27 @@ def test_auto_discovery(spec: str, tags: tuple[tuple[str, str | None], ...], fil
     assert parsed.filters() == filters
 
 
+@pytest.mark.parametrize(("specs", "tags"), [
+    pytest.param([], None, id="none"),
+    pytest.param(["asg:tag=a,b"], (("a", None), ("b", None)), id="one"),
+    pytest.param(["asg:tag=a", "asg:tag=b=x"], (("a", None), ("b", "x")), id="two-specs-all-required"),
+    pytest.param(["asg:tag=a=1,b", "asg:tag=a=2"], (("b", None), ("a", "2")), id="later-value-wins"),
+])
+def test_several_specs_combine_as_ca_combines_them(specs: list[str],
+                                                   tags: tuple[tuple[str, str | None], ...] | None) -> None:
+    """CA ``buildAsgTags``: every spec's tags in one filter set (one DescribeAutoScalingGroups)."""
+    combined = combine_discovery([parse_auto_discovery(s) for s in specs])
+    assert combined == (AsgDiscovery(tags) if tags is not None else None)
+
+
 @pytest.mark.parametrize(("spec", "complaint"), [
     pytest.param("mig:namePrefix=x", "asg:tag=", id="other-cloud"),
     pytest.param("asg:name=x", "expected tag=", id="not-tag"),
     pytest.param("asg:tag=", "empty tag key", id="empty"),
     pytest.param("asg:tag=a,,b", "empty tag key", id="empty-item"),
-    pytest.param("asg:tag=a=", "no value", id="no-value"),
+    pytest.param("tag=tag,anothertag", "asg:tag=", id="missing-asg"),
+    pytest.param("asg:=tag", "expected tag=", id="value-missing-key"),
+    pytest.param("asg:tag", "expected tag=", id="key-missing-separator"),
     pytest.param("k8s.io/cluster-autoscaler/enabled", "asg:tag=", id="bare-key"),
 ])
 def test_bad_auto_discovery(spec: str, complaint: str) -> None:
@@ -133,8 +154,6 @@ def test_bad_price_file(tmp_path: Path, text: str, complaint: str) -> None:
 
 @pytest.mark.parametrize(("config", "complaint"), [
     pytest.param(ProviderConfig(), "give --nodes", id="no-groups"),
-    pytest.param(ProviderConfig(static_groups=(StaticGroup(0, 1, "a"), StaticGroup(0, 2, "a"))), "given twice",
-                 id="duplicate"),
     pytest.param(ProviderConfig(auto_discovery=("mig:namePrefix=x",)), "asg:tag=", id="wrong-syntax"),
 ])
 def test_build_provider_refuses_bad_flags(config: ProviderConfig, complaint: str) -> None:

@@ -69,7 +69,8 @@ def test_template_from_the_instance_type(world: AwsWorld, launch: Mapping[str, A
     assert {k: v for k, v in template.labels.items() if k != NAMES.max_capacity_label} == {
         "kubernetes.io/os": "linux", "kubernetes.io/arch": shape.arch,
         "node.kubernetes.io/instance-type": instance_type, "topology.kubernetes.io/region": "us-east-1",
-        "topology.kubernetes.io/zone": "us-east-1b", "kubernetes.io/hostname": "grp-template"}
+        "topology.kubernetes.io/zone": "us-east-1c", "topology.ebs.csi.aws.com/zone": "us-east-1c",
+        "kubernetes.io/hostname": "grp-template"}
     assert template.taints == () and template.ready
 
 
