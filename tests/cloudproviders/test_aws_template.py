@@ -56,6 +56,11 @@ class Shape(NamedTuple):
     pytest.param({"instance_type": "g4dn.xlarge"}, Shape(4000, 16 * GIB, 125_000_000_000,
                                                          extended=(("nvidia.com/gpu", 1),)), id="gpu"),
     pytest.param({"instance_type": "m6g.xlarge"}, Shape(4000, 16 * GIB, None, "arm64"), id="graviton"),
+    # CA interpretEc2SupportedArchitecure: i386 (listed first for t2) is amd64, not 386.
+    pytest.param({"instance_type": "t2.micro"}, Shape(1000, 1 * GIB, None, "amd64"), id="i386-first-is-amd64"),
+    # CA getGpuCount: every GPU of the type counts as nvidia.com/gpu, whoever makes it.
+    pytest.param({"instance_type": "g4ad.xlarge"}, Shape(4000, 16 * GIB, 150_000_000_000,
+                                                         extended=(("nvidia.com/gpu", 1),)), id="amd-gpu-as-ca-counts"),
 ])
 def test_template_from_the_instance_type(world: AwsWorld, launch: Mapping[str, Any], shape: Shape) -> None:
     template = the_group(world, zones=["us-east-1c", "us-east-1b"], **launch).template_node()
