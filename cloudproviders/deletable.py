@@ -20,12 +20,14 @@ __all__ = ["check_deletable"]
 
 
 def check_deletable(label: str, nodes: Sequence[Node], keys: Sequence[str], *, is_member: Callable[[str], bool],
-                    target: int, min_size: int, reload: Callable[[], None] | None = None) -> None:
+                    target: int, min_size: int, reload: Callable[[], None] | None = None,
+                    member: str = "one of its instances") -> None:
     """Raise ``CloudError`` naming ``label`` (e.g. ``MIG web``) and the node if ``nodes`` may not be deleted.
 
     ``keys`` are the nodes' instance keys as the group indexes them (one per node);
     ``is_member`` answers from the group's current instance list; ``reload`` re-reads that
-    list, called at most once and only when a key is unknown.
+    list, called at most once and only when a key is unknown; ``member`` says what a node
+    outside the group is not (``an instance of this scale set``).
     """
     if len(set(keys)) != len(keys):
         raise CloudError(f"{label}: nodes repeated in {[n.name for n in nodes]}")
@@ -34,6 +36,6 @@ def check_deletable(label: str, nodes: Sequence[Node], keys: Sequence[str], *, i
     for node, key in zip(nodes, keys, strict=True):
         if not is_member(key):
             raise CloudError(f"{label}: node {node.name} ({node.provider_id or 'no providerID'}) "
-                             "is not one of its instances")
+                             f"is not {member}")
     if target - len(nodes) < min_size:
         raise CloudError(f"{label}: deleting {len(nodes)} node(s) from {target} goes below min size {min_size}")

@@ -13,6 +13,7 @@ fulfil), those placeholders carry its error, classified from the activity's mess
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,12 +28,16 @@ _DELETING_PREFIXES = ("Terminating", "Terminated", "Detaching", "Detached")
 PLACEHOLDER_PREFIX = "i-placeholder-"
 
 
+#: CA ``validAwsRefIdRegex`` (``aws_cloud_provider.go``): ``aws:///<zone>/<id>[/<suffix>]``, or a placeholder.
+_PROVIDER_ID = re.compile(r"aws:///[-0-9a-z]*/[-0-9a-z]*(/[-0-9a-z.]*)?|aws:///[-0-9a-z]*/i-placeholder.*")
+
+
 def parse_provider_id(provider_id: str) -> str | None:
-    """The instance ID of ``aws:///<zone>/<instance-id>`` (also ``aws://<zone>/<id>``); None otherwise."""
-    if not provider_id.startswith("aws://"):
+    """The instance ID of ``aws:///<zone>/<instance-id>`` as CA's ``AwsRefFromProviderId`` reads it; None otherwise
+    (no providerID, another cloud's, an EKS hybrid node's)."""
+    if not _PROVIDER_ID.fullmatch(provider_id):
         return None
-    instance_id = provider_id.rsplit("/", 1)[-1]
-    return instance_id or None
+    return provider_id[len("aws:///"):].split("/")[1] or None
 
 
 @dataclass(frozen=True, slots=True)

@@ -185,7 +185,7 @@ class VmssGroup:
     def delete_nodes(self, nodes: Sequence[Node]) -> None:
         keys = [n.provider_id.lower() for n in nodes]
         check_deletable(f"VMSS {self._name}", nodes, keys, is_member=lambda k: k in self._ids, target=self._target,
-                        min_size=self._min, reload=self.load_instances)
+                        min_size=self._min, reload=self.load_instances, member="an instance of this scale set")
         self._delete(keys)
 
     def decrease_target_size(self, delta: int) -> None:

@@ -165,7 +165,7 @@ class MigGroup:
     def delete_nodes(self, nodes: Sequence[Node]) -> None:
         ids = [n.provider_id for n in nodes]
         check_deletable(f"MIG {self.name}", nodes, ids, is_member=lambda k: k in self._urls, target=self._target,
-                        min_size=self._min, reload=self.load_instances)
+                        min_size=self._min, reload=self.load_instances, member="an instance of this group")
         try:
             self._api.delete_instances(self.ref, [self._urls[i] for i in ids])
         finally:
