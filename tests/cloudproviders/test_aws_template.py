@@ -178,3 +178,34 @@ def test_prices(world: AwsWorld, tmp_path: Path, launch: Mapping[str, Any], pric
         path = str(tmp_path / "prices.yaml")
     group = the_group(world, price_file=path, **launch)
     assert group.price_per_hour() == price  # type: ignore[attr-defined]
+
+
+def described_group(zones: list[str]) -> str:
+    """A DescribeAutoScalingGroups answer for ``grp`` in ``zones`` (AWS's order), launching through template ``grp``."""
+    members = "".join(f"<member>{z}</member>" for z in zones)
+    return ("<DescribeAutoScalingGroupsResponse xmlns=\"http://autoscaling.amazonaws.com/doc/2011-01-01/\">"
+            "<DescribeAutoScalingGroupsResult><AutoScalingGroups><member>"
+            "<AutoScalingGroupName>grp</AutoScalingGroupName><MinSize>0</MinSize><MaxSize>5</MaxSize>"
+            f"<DesiredCapacity>0</DesiredCapacity><AvailabilityZones>{members}</AvailabilityZones>"
+            "<LaunchTemplate><LaunchTemplateName>grp</LaunchTemplateName><Version>$Default</Version></LaunchTemplate>"
+            "<Instances></Instances><Tags></Tags></member></AutoScalingGroups></DescribeAutoScalingGroupsResult>"
+            "<ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></DescribeAutoScalingGroupsResponse>")
+
+
+@pytest.mark.parametrize(("zones", "region", "zone"), [
+    pytest.param(["us-east-1a"], "us-east-1", "us-east-1a", id="single-zone"),
+    pytest.param(["us-east-1c", "us-west-1b"], "us-east-1", "us-east-1c", id="first-zone-as-aws-lists-them"),
+    pytest.param(["us-west-2-lax-1a"], "us-west-2-lax-1", "us-west-2-lax-1a", id="local-zone"),
+    pytest.param([], None, None, id="no-zone-no-template"),
+])
+def test_zone_and_region_labels(world: AwsWorld, zones: list[str], region: str | None, zone: str | None) -> None:
+    """CA ``getAsgTemplate``: the first zone, the region is that zone less its letter, no zone no template."""
+    world.launch_template("grp", "m5.large")
+    world.faults.respond("DescribeAutoScalingGroups", described_group(zones))
+    template = world.provider(static=[StaticGroup(0, 5, "grp")]).node_groups()[0].template_node()
+    if zone is None:
+        assert template is None
+        return
+    assert template is not None
+    assert (template.labels["topology.kubernetes.io/region"], template.labels["topology.kubernetes.io/zone"],
+            template.labels["topology.ebs.csi.aws.com/zone"]) == (region, zone, zone)
