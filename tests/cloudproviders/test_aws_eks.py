@@ -89,7 +89,6 @@ def test_without_describe_nodegroup_the_template_comes_from_the_asg(
 @pytest.mark.parametrize("tags", [
     pytest.param({"eks:nodegroup-name": "ng-1"}, id="no-cluster-name"),
     pytest.param({"eks:cluster-name": "cluster-1"}, id="no-nodegroup-name"),
-    pytest.param({}, id="self-managed"),
 ])
 def test_no_call_unless_the_tags_name_a_node_group_and_its_cluster(world: AwsWorld, tags: Mapping[str, str]) -> None:
     got = template(world, tags)
@@ -106,6 +105,7 @@ def test_an_unknown_taint_effect_drops_the_whole_answer(world: AwsWorld) -> None
     world.faults.respond("DescribeNodegroup", body)
     got = template(world, MNG_TAGS)
     assert "a" not in got.labels and got.taints == ()
+    assert got.labels["nodegroup-name"] == "ng-1" and world.faults.calls.count("DescribeNodegroup") == 1
 
 
 def test_answers_are_kept_for_six_minutes(world: AwsWorld) -> None:

@@ -200,8 +200,6 @@ def test_increase_launches_and_delete_terminates(world: AwsWorld) -> None:
     pytest.param(["own", "own"], "below min", id="below-min"),
     # The same node twice would terminate one instance and lower the target twice (shared check, deletable.py).
     pytest.param(["same", "same"], "nodes repeated", id="repeated"),
-    # An EKS hybrid node's providerID is not an instance (CA AwsRefFromProviderId).
-    pytest.param(["eks-hybrid:///us-west-2/my-cluster/my-node-1"], "is not one of its instances", id="hybrid"),
 ])
 def test_delete_refuses_what_it_cannot_do(world: AwsWorld, victims: list[str], complaint: str) -> None:
     world.group("general", min_size=1, max_size=5, desired=2, instance_type="m5.xlarge")

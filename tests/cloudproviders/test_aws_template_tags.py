@@ -45,7 +45,6 @@ def template(world: AwsWorld, tags: Mapping[str, str]) -> Node:
     pytest.param({LABEL + "foo": "bar", "eks:nodegroup-name": "bar2", "bar": "baz"},
                  {"foo": "bar", "nodegroup-name": "bar2"}, id="eks-tags-are-labels"),
     pytest.param({"team/eks:cluster-name": "c1"}, {"cluster-name": "c1"}, id="eks-anywhere-in-the-key"),
-    pytest.param({LABEL + "eks:team": "x"}, {"eks:team": "x"}, id="template-prefix-first"),
 ])
 def test_labels_from_tags(world: AwsWorld, tags: Mapping[str, str], labels: Mapping[str, str]) -> None:
     """``extractLabelsFromAsg``: ``.../label/<key>``, else anything after ``eks:``."""
@@ -54,37 +53,17 @@ def test_labels_from_tags(world: AwsWorld, tags: Mapping[str, str], labels: Mapp
 
 
 @pytest.mark.parametrize(("value", "taint"), [
-    pytest.param("foo:NoSchedule", Taint("t", "foo", "NoSchedule"), id="value-effect"),
-    pytest.param(":NoExecute", Taint("t", "", "NoExecute"), id="empty-value"),
     pytest.param("a:b:NoSchedule", Taint("t", "a", "b:NoSchedule"), id="split-at-the-first-colon"),
-    pytest.param("", None, id="blank"),
-    pytest.param("some_value", None, id="no-effect"),
+    pytest.param("x:NoExecute-later", Taint("t", "x", "NoExecute-later"), id="effect-anywhere-in-the-value"),
 ])
 def test_taints_from_tags(world: AwsWorld, value: str, taint: Taint | None) -> None:
-    """``extractTaintsFromAsg``: the value must hold ``:<Effect>``; value and effect split at the first colon."""
+    """``extractTaintsFromAsg``: the value must hold ``:<Effect>``; value and effect split at the first colon.
+
+    (``value:Effect``, ``:Effect`` and values without an effect: ``test_aws_template.py``.)"""
     assert template(world, {TAINT + "t": value}).taints == ((taint,) if taint is not None else ())
 
 
-@pytest.mark.parametrize(("tags", "expected"), [
-    pytest.param({RESOURCE + "ephemeral-storage": "20", RESOURCE + "custom-resource": "5"},
-                 {"ephemeral": 20, "extended": (("custom-resource", 5),)}, id="custom-resources"),
-    pytest.param({RESOURCE + "cpu": "100m", RESOURCE + "memory": "100M", RESOURCE + "ephemeral-storage": "20G"},
-                 {"cpu": 100, "memory": 100_000_000, "ephemeral": 20_000_000_000}, id="core-resources"),
-    pytest.param({RESOURCE + "error-resource": "GG"}, {}, id="bad-quantity-skipped"),
-])
-def test_resources_from_tags(world: AwsWorld, tags: Mapping[str, str], expected: Mapping[str, object]) -> None:
-    got = template(world, tags).allocatable
-    defaults = {"cpu": 4000, "memory": 8 * 2**30, "ephemeral": 0, "extended": ()}
-    want = {**defaults, **expected}
-    assert (got.cpu, got.memory, got.ephemeral_storage, got.extended) == (
-        want["cpu"], want["memory"], want["ephemeral"], want["extended"])
-
-
 @pytest.mark.parametrize(("tags", "options"), [
-    pytest.param({}, GroupOptions(), id="defaults"),
-    pytest.param({"scaledownutilizationthreshold": "not-a-float", "scaledownunneededtime": "not-a-duration",
-                  "ScaleDownUnreadyTime": "", "ignoredaemonsetsutilization": "not-a-bool"},
-                 GroupOptions(), id="invalid-values-keep-defaults"),
     pytest.param({"scaledownutilizationthreshold": "0.42", "scaledownunneededtime": "1h",
                   "ignoredaemonsetsutilization": "true"},
                  GroupOptions(scale_down_utilization_threshold=0.42, scale_down_unneeded_seconds=3600.0,
