@@ -28,7 +28,7 @@ from cloudproviders.aws.eks import ManagedNodegroup, ManagedNodegroups
 from cloudproviders.aws.launch import Launch, resolve_launch
 from cloudproviders.aws.state import PLACEHOLDER_PREFIX, AsgState, parse_provider_id
 from cloudproviders.aws.tags import group_options, labels_from_tags
-from cloudproviders.aws.template import InstanceTypeInfo, build_template
+from cloudproviders.aws.template import InstanceTypeInfo, build_template, static_instance_type
 from cloudproviders.deletable import check_deletable
 from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState, NotFound
 from kube.model import Node
@@ -40,7 +40,13 @@ log = logging.getLogger(__name__)
 
 
 class InstanceTypes:
-    """``DescribeInstanceTypes`` results, fetched once per type (they do not change)."""
+    """``DescribeInstanceTypes`` results, fetched once per type (they do not change).
+
+    When the call fails (no ``ec2:DescribeInstanceTypes`` permission, say) or AWS does not
+    know the type, the shipped static list answers (``instance_types.json``), as CA falls
+    back on its static list (``aws_cloud_provider.go``, ``BuildAWS``); a type in neither is
+    an error (CA: "uses the unknown EC2 instance type").
+    """
 
     def __init__(self, api: AwsApi) -> None:
         self._api = api
@@ -49,10 +55,16 @@ class InstanceTypes:
     def get(self, name: str) -> InstanceTypeInfo:
         found = self._known.get(name)
         if found is None:
-            raw = self._api.instance_types([name]).get(name)
-            if raw is None:
-                raise CloudError(f"DescribeInstanceTypes: unknown instance type {name!r}")
-            found = self._known[name] = InstanceTypeInfo.from_api(raw)
+            try:
+                raw = self._api.instance_types([name]).get(name)
+            except CloudError as error:
+                log.warning("DescribeInstanceTypes failed; using the static instance type list",
+                            extra={"instance_type": name, "error": str(error)})
+                raw = None
+            found = InstanceTypeInfo.from_api(raw) if raw is not None else static_instance_type(name)
+            if found is None:
+                raise CloudError(f"unknown EC2 instance type {name!r}")
+            self._known[name] = found
         return found
 
 

@@ -31,9 +31,12 @@ source's root volume is the ephemeral storage.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
 from typing import Any
 
 from cloudproviders.aws.eks import ManagedNodegroup
@@ -50,7 +53,7 @@ from kube.names import HOSTNAME_LABEL, StorageNames
 from kube.quantity import QuantityError, parse_quantity
 
 __all__ = ["EBS_CSI_ZONE_LABEL", "TEMPLATE_TAG_PREFIX", "InstanceTypeInfo", "build_template", "group_options",
-           "instance_type_capacity", "requirements_capacity"]
+           "instance_type_capacity", "requirements_capacity", "static_instance_type"]
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +96,26 @@ class InstanceTypeInfo:
             gpus=((_GPU, gpu_count),) if gpu_count else (),
             local_nvme_bytes=local,
         )
+
+
+@cache
+def _static_types() -> Mapping[str, list[Any]]:
+    document = json.loads(files("cloudproviders.aws").joinpath("instance_types.json").read_text(encoding="utf-8"))
+    types: Mapping[str, list[Any]] = document["types"]
+    return types
+
+
+def static_instance_type(name: str) -> InstanceTypeInfo | None:
+    """The shipped static list's entry for ``name`` (a dated DescribeInstanceTypes snapshot), if any."""
+    entry = _static_types().get(name)
+    if entry is None:
+        return None
+    vcpus, memory_mib, architectures, gpus, store_gb, nvme = entry
+    return InstanceTypeInfo.from_api({
+        "InstanceType": name, "VCpuInfo": {"DefaultVCpus": vcpus}, "MemoryInfo": {"SizeInMiB": memory_mib},
+        "ProcessorInfo": {"SupportedArchitectures": architectures}, "GpuInfo": {"Gpus": [{"Count": gpus}]},
+        "InstanceStorageInfo": {"TotalSizeInGB": store_gb, "NvmeSupport": nvme},
+    })
 
 
 def build_template(group: str, instance_type: InstanceTypeInfo, *, zone: str, tags: Mapping[str, str],

@@ -9,10 +9,12 @@ from typing import Any, NamedTuple
 import pytest
 from moto import mock_aws
 
+from cloudproviders.aws.template import InstanceTypeInfo, static_instance_type
 from cloudproviders.config import StaticGroup
 from cloudproviders.interface import GroupOptions, NodeGroup, WithGroupOptions
 from kube.model import Taint
 from kube.names import StorageNames
+from tests.cloudproviders.aws_instance_types import moto_types
 from tests.cloudproviders.aws_world import AwsWorld, aws_env
 
 GIB = 2**30
@@ -144,7 +146,6 @@ def test_template_is_cached_until_the_next_refresh(world: AwsWorld) -> None:
 
 @pytest.mark.parametrize(("fault", "code"), [
     pytest.param("DescribeLaunchTemplateVersions", "InvalidLaunchTemplateName.NotFoundException", id="template-gone"),
-    pytest.param("DescribeInstanceTypes", "UnauthorizedOperation", id="no-permission"),
 ])
 def test_no_template_when_the_cloud_cannot_tell(world: AwsWorld, fault: str, code: str,
                                                 caplog: pytest.LogCaptureFixture) -> None:
@@ -209,3 +210,25 @@ def test_zone_and_region_labels(world: AwsWorld, zones: list[str], region: str |
     assert template is not None
     assert (template.labels["topology.kubernetes.io/region"], template.labels["topology.kubernetes.io/zone"],
             template.labels["topology.ebs.csi.aws.com/zone"]) == (region, zone, zone)
+
+
+@pytest.mark.parametrize(("instance_type", "cpu"), [
+    pytest.param("i3.2xlarge", 8000, id="known-type-from-the-static-list"),
+    pytest.param("x9.unheard-of", None, id="unknown-type-no-template"),
+])
+def test_without_describe_instance_types_the_static_list_answers(world: AwsWorld, instance_type: str,
+                                                                 cpu: int | None) -> None:
+    """CA falls back on its static instance type list when DescribeInstanceTypes fails (``BuildAWS``)."""
+    world.faults.fail("DescribeInstanceTypes", 400, "UnauthorizedOperation", "not allowed")
+    template = the_group(world, instance_type=instance_type).template_node()
+    assert (template.capacity.cpu if template is not None else None) == cpu
+    if template is not None:
+        assert template.max_local_bytes == 1_900_000_000_000
+
+
+def test_the_static_list_is_describe_instance_types_as_moto_records_it() -> None:
+    """``instance_types.json`` is regenerated with ``python -m tests.cloudproviders.aws_instance_types``."""
+    recorded = moto_types()
+    assert len(recorded) > 1000
+    for name, raw in recorded.items():
+        assert static_instance_type(name) == InstanceTypeInfo.from_api(raw), name
