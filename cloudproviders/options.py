@@ -4,7 +4,7 @@ Upstream's ``NodeGroupAutoscalingOptions`` names (``scaledownutilizationthreshol
 ``scaledownunneededtime``, ...) read case-insensitively into ``GroupOptions``;
 thresholds are numbers, times are Go durations. Shared by the providers that take
 them from tags (GCE metadata, Azure tags), so the words and the errors are the same; AWS
-shares the names and effects but keeps its own log-and-ignore reader (``aws/template.py``).
+reads the five options CA's AWS provider reads with its own log-and-ignore reader (``aws/tags.py``).
 """
 
 from __future__ import annotations

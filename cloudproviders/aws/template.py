@@ -16,8 +16,9 @@ Built as CA's AWS provider builds it (``cloudprovider/aws/aws_manager.go``,
 Generic labels: ``kubernetes.io/os=linux``, arch, instance type, the region (the first
 zone less its last letter, as CA derives it), ``topology.kubernetes.io/zone`` and the EBS CSI
 driver's ``topology.ebs.csi.aws.com/zone`` (both the group's first zone, so a pod bound to a
-zonal EBS volume fits a template of its zone and no other), and the hostname. Allocatable
-equals capacity, as in CA.
+zonal EBS volume fits a template of its zone and no other), and the hostname; no legacy
+``failure-domain.beta`` labels, as CA's AWS templates carry none. Allocatable equals
+capacity, as in CA.
 
 Storage (this project's addition): an instance type with NVMe instance store gets the
 max-capacity label, in bytes, from ``InstanceStorageInfo.TotalSizeInGB`` (AWS's GB are
