@@ -161,3 +161,16 @@ def test_build_provider_makes_no_call() -> None:
     with aws_env(AWS_ENDPOINT_URL="http://127.0.0.1:9"):
         provider = build_provider(ProviderConfig(static_groups=(StaticGroup(0, 3, "nvme"),)))
     assert provider.name == "aws" and list(provider.node_groups()) == []
+
+
+def test_run_takes_a_group_named_twice_on_aws() -> None:
+    """``run --cloud-provider=aws`` leaves a group named twice to the provider (CA: first bounds, no failure)."""
+    from app.cli import build_parser
+    from app.run.flags import settings_from_args
+    from autoscaler.config import options_from_args
+
+    args = build_parser().parse_args(["run", "--cloud-provider=aws", "--nodes=1:10:coolasg", "--nodes=1:9:coolasg"])
+    settings = settings_from_args(args, options_from_args(args).storage)
+    with aws_env(AWS_ENDPOINT_URL="http://127.0.0.1:9"):
+        provider = build_provider(settings.provider)
+    assert provider.name == "aws"
