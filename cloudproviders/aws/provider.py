@@ -3,8 +3,10 @@
 ``refresh()`` (called once per loop) reads every group again when the cache is older
 than ``ProviderConfig.refresh_interval_seconds`` (CA refreshes its ASG cache on the same
 kind of timer), and for groups with requested-but-not-started instances reads their
-scaling activities, so placeholders carry the launch error. Any failure raises
-``CloudError`` and keeps the previous view whole (never a partial one).
+scaling activities, so placeholders carry the launch error. A failure to list the groups
+raises ``CloudError`` and keeps the previous view whole (never a partial one); a failure to
+read the activities leaves the placeholders without an error, as CA assumes the group can
+still launch.
 
 ``node_group_for`` maps ``spec.providerID`` (``aws:///<zone>/<instance-id>``) through an
 instance index; an unknown instance ID triggers one on-demand refresh (a node that
@@ -32,7 +34,7 @@ from cloudproviders.aws.group import AsgNodeGroup, InstanceTypes
 from cloudproviders.aws.settings import AsgDiscovery, combine_discovery
 from cloudproviders.aws.state import AsgState, launch_error, parse_provider_id
 from cloudproviders.config import ProviderConfig
-from cloudproviders.interface import NodeGroup
+from cloudproviders.interface import CloudError, NodeGroup
 from kube.model import Node
 
 __all__ = ["AwsProvider"]
@@ -109,7 +111,13 @@ class AwsProvider:
             if state.desired > len(state.live_instances()):
                 previous = self._groups.get(name)
                 since = previous.scaled_at if previous is not None else None
-                error = launch_error(self._api.recent_activities(name), since)
+                try:
+                    error = launch_error(self._api.recent_activities(name), since)
+                except CloudError as failure:
+                    # CA assumes the group can still launch and makes its placeholders anyway.
+                    log.warning("DescribeScalingActivities failed; placeholders without a launch error",
+                                extra={"node_group": name, "error": str(failure)})
+                    error = None
                 if error is not None:
                     states[name] = dataclasses.replace(state, launch_error=error)
         if keep_group_set and self._groups:

@@ -6,8 +6,9 @@ the provider's own successful calls. ``instances()`` follows CA's AWS provider
 ``aws_cloud_provider.go``, instance status): desired capacity above the group's instances
 shows as placeholder instances ``aws:///<zone>/i-placeholder-<group>-<n>`` in state
 CREATING (unlike CA, terminating instances do not count against the desired capacity:
-AWS launches their replacements), and when the group's newest scaling activity failed (a launch the cloud could not
-fulfil), those placeholders carry its error, classified from the activity's message.
+AWS launches their replacements), and when a scaling activity since this process's last
+resize failed (a launch the cloud could not fulfil), those placeholders carry its error,
+classified from the activity's message.
 """
 
 from __future__ import annotations
@@ -152,19 +153,26 @@ class AsgState:
 
 
 def launch_error(activities: Sequence[Mapping[str, Any]], since: dt.datetime | None) -> InstanceError | None:
-    """The error of the newest scaling activity if it failed (after ``since``, when given)."""
-    if not activities:
-        return None
-    newest = activities[0]
-    started = newest.get("StartTime")
-    if since is not None and isinstance(started, dt.datetime) and started < since:
-        return None
-    if str(newest.get("StatusCode", "")) not in ("Failed", "Cancelled"):
-        return None
-    message = str(newest.get("StatusMessage", "")) or str(newest.get("Description", ""))
+    """The error of a failed scaling activity since ``since`` (when given), newest first.
+
+    As CA's ``isNodeGroupAvailable`` (``auto_scaling_groups.go``): activities are read newest
+    first until one started before ``since``; any failed one among them makes the group's
+    requested instances unfulfillable, even when a newer activity succeeded.
+    """
+    for activity in activities:
+        started = activity.get("StartTime")
+        if since is not None and isinstance(started, dt.datetime) and started < since:
+            return None
+        if str(activity.get("StatusCode", "")) in ("Failed", "Cancelled"):
+            return _classified(activity)
+    return None
+
+
+def _classified(activity: Mapping[str, Any]) -> InstanceError:
+    message = str(activity.get("StatusMessage", "")) or str(activity.get("Description", ""))
     for codes, error_class in ((QUOTA_CODES, InstanceErrorClass.QUOTA),
                                (CAPACITY_CODES, InstanceErrorClass.OUT_OF_CAPACITY)):
         code = next((c for c in sorted(codes, key=lambda c: (-len(c), c)) if c in message), None)
         if code is not None:
             return InstanceError(error_class, code, message)
-    return InstanceError(InstanceErrorClass.OTHER, str(newest.get("StatusCode", "Failed")), message)
+    return InstanceError(InstanceErrorClass.OTHER, str(activity.get("StatusCode", "Failed")), message)

@@ -269,6 +269,34 @@ def test_requested_instances_are_placeholders_with_the_launch_error(
     assert errors == {expected}
 
 
+def test_a_failure_behind_a_newer_success_still_counts(world: AwsWorld) -> None:
+    """CA ``isNodeGroupAvailable`` reads every activity since its last resize, not only the newest."""
+    world.group("nvme", min_size=0, max_size=5, desired=0, instance_type="i3.2xlarge")
+    world.faults.lag_launches = True
+    provider = world.provider(static=[StaticGroup(0, 5, "nvme")])
+    group = provider.node_groups()[0]
+    group.increase_size(1)
+    newest = activities("Successful", "", "2100-01-02T00:00:00Z")
+    older = activities("Failed", _STOCK_OUT, "2100-01-01T00:00:00Z")
+    member = older[older.index("<member>"):older.index("</Activities>")]
+    world.faults.respond("DescribeScalingActivities", newest.replace("</Activities>", member + "</Activities>"))
+    provider.force_refresh()
+    (placeholder,) = group.instances()
+    assert placeholder.error is not None and placeholder.error.code == "InsufficientInstanceCapacity"
+
+
+def test_unreadable_activities_leave_placeholders_without_an_error(world: AwsWorld) -> None:
+    """CA: "If we can't describe the scaling activities we assume the node group is available"."""
+    world.group("nvme", min_size=0, max_size=5, desired=0, instance_type="i3.2xlarge")
+    world.faults.lag_launches = True
+    provider = world.provider(static=[StaticGroup(0, 5, "nvme")])
+    group = provider.node_groups()[0]
+    group.increase_size(2)
+    world.faults.fail("DescribeScalingActivities", 403, "AccessDenied", "not allowed")
+    provider.force_refresh()
+    assert [(i.state, i.error) for i in group.instances()] == [(InstanceState.CREATING, None)] * 2
+
+
 def test_placeholders_are_deleted_by_lowering_the_target(world: AwsWorld) -> None:
     world.group("nvme", min_size=0, max_size=5, desired=0, instance_type="i3.2xlarge")
     world.faults.lag_launches = True
