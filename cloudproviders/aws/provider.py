@@ -106,11 +106,12 @@ class AwsProvider:
             states.setdefault(state.name, state)
         for missing in sorted(set(self._static) - set(states)):
             log.warning("static node group not found in AWS; ignoring it", extra={"node_group": missing})
-        # Errors of failed launches, only for groups with requested instances that did not start.
+        # Errors of failed launches, only for known groups with requested instances that did not
+        # start (CA's isNodeGroupAvailable skips a group it has not registered yet).
         for name, state in list(states.items()):
-            if state.desired > len(state.live_instances()):
-                previous = self._groups.get(name)
-                since = previous.scaled_at if previous is not None else None
+            previous = self._groups.get(name)
+            if previous is not None and state.desired > len(state.live_instances()):
+                since = previous.scaled_at
                 try:
                     error = launch_error(self._api.recent_activities(name), since)
                 except CloudError as failure:

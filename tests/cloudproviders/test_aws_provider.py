@@ -285,6 +285,21 @@ def test_a_failure_behind_a_newer_success_still_counts(world: AwsWorld) -> None:
     assert placeholder.error is not None and placeholder.error.code == "InsufficientInstanceCapacity"
 
 
+def test_a_group_seen_for_the_first_time_has_no_launch_error_yet(world: AwsWorld) -> None:
+    """CA ``isNodeGroupAvailable`` skips a group it has not registered; the next refresh reads its activities."""
+    world.group("nvme", min_size=0, max_size=5, desired=0, instance_type="i3.2xlarge")
+    world.faults.lag_launches = True
+    autoscaling_backends[DEFAULT_ACCOUNT_ID][REGION].autoscaling_groups["nvme"].desired_capacity = 1
+    world.faults.respond("DescribeScalingActivities", activities("Failed", _STOCK_OUT))
+    provider = world.provider(static=[StaticGroup(0, 5, "nvme")])
+    group = provider.node_groups()[0]
+    assert "DescribeScalingActivities" not in world.faults.calls
+    assert [i.error for i in group.instances()] == [None]
+    provider.force_refresh()
+    (placeholder,) = group.instances()
+    assert placeholder.error is not None and placeholder.error.code == "InsufficientInstanceCapacity"
+
+
 def test_unreadable_activities_leave_placeholders_without_an_error(world: AwsWorld) -> None:
     """CA: "If we can't describe the scaling activities we assume the node group is available"."""
     world.group("nvme", min_size=0, max_size=5, desired=0, instance_type="i3.2xlarge")
