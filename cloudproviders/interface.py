@@ -181,6 +181,8 @@ class GroupOptions:
     scale_down_unneeded_seconds: float | None = None
     scale_down_unready_seconds: float | None = None
     max_node_provision_seconds: float | None = None
+    #: CA ``ignoredaemonsetsutilization``: leave DaemonSet pods out of this group's utilization.
+    ignore_daemonsets_utilization: bool | None = None
 
 
 @runtime_checkable

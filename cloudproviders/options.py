@@ -4,12 +4,13 @@ Upstream's ``NodeGroupAutoscalingOptions`` names (``scaledownutilizationthreshol
 ``scaledownunneededtime``, ...) read case-insensitively into ``GroupOptions``;
 thresholds are numbers, times are Go durations. Shared by the providers that take
 them from tags (GCE metadata, Azure tags), so the words and the errors are the same; AWS
-shares the names and effects but keeps its own log-and-ignore reader (``aws/template.py``).
+reads the five options CA's AWS provider reads with its own log-and-ignore reader (``aws/tags.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from cloudproviders.interface import CloudError, GroupOptions
 from kube.duration import parse_duration
@@ -31,7 +32,7 @@ OPTION_FIELDS = {
 
 def parse_group_options(options: Mapping[str, str], where: str) -> GroupOptions:
     """CA's autoscaling-option names (any case) -> ``GroupOptions``; ``CloudError`` names the bad one."""
-    values: dict[str, float] = {}
+    values: dict[str, Any] = {}
     for key, text in options.items():
         field = OPTION_FIELDS.get(key.lower())
         if field is None:

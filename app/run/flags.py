@@ -152,7 +152,10 @@ def settings_from_args(args: argparse.Namespace, storage: StorageNames) -> RunSe
     a: dict[str, Any] = vars(args)
     try:
         groups: tuple[StaticGroup, ...] = tuple(parse_nodes_flag(v) for v in a["nodes"])
-        unique_names(groups)
+        if a["cloud_provider"] != "aws":
+            # CA's AWS provider registers a group named twice once, with the first bounds
+            # (``cloudprovider/aws/auto_scaling_groups.go``, ``register``): that provider decides.
+            unique_names(groups)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     leader = LeaderElection(a["leader_elect"], a["leader_elect_lease_duration"], a["leader_elect_renew_deadline"],

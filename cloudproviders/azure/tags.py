@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from cloudproviders.interface import GroupOptions
 from cloudproviders.options import OPTION_FIELDS, TAINT_EFFECTS
@@ -114,7 +114,7 @@ def resources_from_tags(tags: Mapping[str, str]) -> FromTags[dict[str, int]]:
 
 def options_from_tags(tags: Mapping[str, str]) -> FromTags[GroupOptions]:
     """Per-group options from ``..._autoscaling-options_<option>`` tags (upstream ``GetScaleSetOptions``)."""
-    values: dict[str, float] = {}
+    values: dict[str, Any] = {}
     dropped = []
     for tag, raw in sorted(tags.items()):
         if not tag.startswith(OPTIONS_TAG) or tag == OPTIONS_TAG:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from typing import Any
 
 from cloudproviders.interface import GroupOptions
 from cloudproviders.options import OPTION_FIELDS
@@ -21,7 +22,7 @@ _log = logging.getLogger(__name__)
 
 
 def group_options(options: Mapping[str, str] | None, group: str) -> GroupOptions:
-    values: dict[str, float] = {}
+    values: dict[str, Any] = {}
     for key, field in OPTION_FIELDS.items():
         text = (options or {}).get(key)
         if text is None:
