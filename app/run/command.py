@@ -26,6 +26,7 @@ from types import FrameType
 
 from app.run.events import EventEmitter, QueuedEvents
 from app.run.flags import RunSettings, settings_from_args
+from app.run.flagtable import RUN_FLAGS
 from app.run.leader import Leadership
 from app.run.logs import configure_logging, remove_logging
 from app.run.loop import LiveLoop
@@ -34,6 +35,8 @@ from app.run.seams import ActLog, GuardedCluster, GuardedProvider
 from app.run.server import Endpoints, Health
 from app.run.status import StatusTracker
 from autoscaler.config import Options
+from autoscaler.flagspec import ignored_given
+from autoscaler.flagtable import DECISION_FLAGS
 from cloudproviders.config import CloudConfigError, load_provider
 from cloudproviders.interface import CloudError, CloudProvider
 from kube.clusterapi import ClusterAPI, ClusterAPIError
@@ -186,7 +189,10 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
 def run(args: argparse.Namespace, options: Options) -> int:
     """The ``run`` command; raises ``ConfigError`` for a bad flag (``app.cli`` prints it, exit 2)."""
     settings = settings_from_args(args, options.storage)
-    handler = configure_logging(settings.verbosity, settings.logging_format)
+    handlers = configure_logging(settings.logging)
+    for flag in ignored_given(args, (*DECISION_FLAGS, *RUN_FLAGS)):
+        log.warning("flag --%s is accepted for compatibility with Cluster Autoscaler but has no effect here: %s",
+                    flag.name, flag.ignored)
     stop = threading.Event()
     try:
         with _signals(stop):
@@ -203,4 +209,4 @@ def run(args: argparse.Namespace, options: Options) -> int:
                 log.info("stopped during start-up")
                 return 0
     finally:
-        remove_logging(handler)
+        remove_logging(handlers)
