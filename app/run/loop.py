@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from autoscaler.scaledown.types import ScaleDownMemory
 from autoscaler.templates import TemplateNode
 from cloudproviders.interface import CloudError
 from kube.clusterapi import ClusterAPIError, ViewUnavailable
+from kube.names import CA_TO_BE_DELETED_TAINT
 
 __all__ = ["LiveLoop"]
 
@@ -53,6 +55,23 @@ class _DryRun:
     def decide(self, now: float) -> LoopDecision:
         objects = self.cluster.list_objects()
         return run_once(objects, self.provider, self.options, now, memory=self.memory, template_cache=self.templates)
+
+
+def _ca_functions(timings: dict[str, float], *, acted: bool) -> dict[str, float]:
+    """Our phases under CA's ``function`` labels (``metrics/metrics.go``'s ``FunctionLabel``s).
+
+    The decision's own phases map one to one (the snapshot is CA's cluster-state update,
+    scale-down planning is ``findUnneeded``); ``autoscaling`` is the whole decide-and-act
+    step and ``scaleDown`` what acting took beyond deciding (none in a dry run).
+    """
+    out = {"main": timings["main"], "mainSuccessful": timings["main"],
+           "cloudProviderRefresh": timings.get("cloudProviderRefresh", 0.0),
+           "updateClusterState": timings.get("snapshot", 0.0), "scaleUp": timings.get("scaleUp", 0.0),
+           "findUnneeded": timings.get("scaleDown", 0.0), "autoscaling": timings.get("runOnce", 0.0)}
+    if acted:
+        deciding = sum(timings.get(k, 0.0) for k in ("snapshot", "scaleUp", "scaleDown", "report"))
+        out["scaleDown"] = max(0.0, out["autoscaling"] - deciding)
+    return out
 
 
 @dataclass(slots=True)
@@ -126,7 +145,7 @@ class LiveLoop:
         timings.update(decision.timings)
         total = self.wall_clock() - started
         timings["main"] = total
-        self.metrics.phases(timings)
+        self.metrics.phases(_ca_functions(timings, acted=not self.dry_run))
         self.metrics.last_activity.labels("autoscaling").set(now)
         self._log(decision, timings)
         return True
@@ -137,7 +156,7 @@ class LiveLoop:
             reason = "unready" if not cand.ready else "empty" if cand.empty else "underutilized"
             self._removal_reasons.setdefault(cand.node, reason)
         for node in acts.deleted:
-            self.metrics.scaled_down_nodes_total.labels(self._removal_reasons.pop(node, "underutilized")).inc()
+            self.metrics.scaled_down(self._removal_reasons.pop(node, "underutilized"))
         if self.dry_run:
             groups = {g.name: g for g in group_views(self.provider.node_groups())}
             sizes = [GroupSize(i.group, i.new_size - i.delta, i.new_size, groups[i.group].max_size)
@@ -176,8 +195,13 @@ class LiveLoop:
                 members[n.group] = members.get(n.group, 0) + 1
         by_state["unregistered"] = sum(max(0, g.target - members.get(g.name, 0)) for g in groups)
         m.set_nodes(by_state)
-        m.set_groups({g.name: g.target for g in groups}, sum(g.max_size for g in groups))
+        m.set_groups(((g.name, g.min_size, g.max_size, g.target, health_ok([n for n in nodes if n.group == g.name]))
+                      for g in groups), sum(g.max_size for g in groups))
         m.cluster_safe_to_autoscale.set(1 if health_ok(nodes) else 0)
+        m.set_backoff((g.name for g in groups), self._backed_off(decision.now))
+        m.set_unremovable(Counter(str(u.reason) for u in decision.scale_down.unremovable))
+        memory = self._autoscaler.memory if self._autoscaler is not None else None
+        m.pending_node_deletions.set(len(memory.deletions_in_progress) if memory is not None else 0)
         up = decision.scale_up
         m.unschedulable_pods_count.labels("unschedulable").set(
             len(up.triggered_by) + len(up.still_unschedulable) + len(up.fits_existing) + len(up.fits_upcoming))
@@ -189,6 +213,22 @@ class LiveLoop:
             free, total = local_storage_by_group(objects.nodes, {n.name: n.group for n in decision.nodes})
             m.set_local_storage(free, total, [g.name for g in groups])
             m.pods_pending_local_storage.set(pods_pending_on_local_storage(objects, self.options.storage))
+            live = [n for n in objects.nodes if not n.has_taint(CA_TO_BE_DELETED_TAINT)]
+            m.set_resources(sum(n.capacity.cpu for n in live) / 1000, sum(n.capacity.memory for n in live),
+                            self.options.scale_up.cores_total, self.options.scale_up.memory_total_gib)
+            m.node_taints_count.labels("ToBeDeleted").set(len(objects.nodes) - len(live))
+
+    def _backed_off(self, now: float) -> dict[str, str]:
+        """Backed-off groups -> the error class (the metric's ``reason``), as the library loop keeps them."""
+        if self._autoscaler is None:
+            return {}
+        backoff = self._autoscaler.backoff
+        out: dict[str, str] = {}
+        for group in backoff.backed_off(now):
+            entry = backoff.status(group, now)
+            if entry is not None:
+                out[group] = entry.error_class.value
+        return out
 
     def _log(self, decision: LoopDecision, timings: dict[str, float]) -> None:
         up, down = decision.scale_up, decision.scale_down

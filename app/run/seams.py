@@ -114,12 +114,13 @@ class GuardedCluster:
             result = self.inner.evict_pod(namespace, name, grace_period_seconds)
         except ClusterAPIError as exc:
             self._failed(exc)
-            self.metrics.failed_evictions_total.labels("apiCallError").inc()
+            if not isinstance(exc, NotActing):
+                self.metrics.eviction(succeeded=False)
             raise
-        if result.outcome is Eviction.EVICTED:
-            self.metrics.evicted_pods_total.inc()
-        elif result.outcome is Eviction.REFUSED:
-            self.metrics.failed_evictions_total.labels("disruptionBudget").inc()
+        # As CA (core/scaledown/actuation/drain.go): a pod already gone counts as evicted; a
+        # budget's refusal is retried by the actuator and is not a result yet.
+        if result.outcome in (Eviction.EVICTED, Eviction.GONE):
+            self.metrics.eviction(succeeded=True)
         return result
 
     def delete_pod(self, namespace: str, name: str) -> None:
@@ -177,11 +178,11 @@ class GuardedGroup:
             self.inner.increase_size(delta)
         except CloudError as exc:
             self.metrics.errors_total.labels("cloudProviderError").inc()
-            self.metrics.failed_scale_ups_total.labels("cloudProviderError").inc()
+            self.metrics.scale_up_failed("cloudProviderError", delta)
             code = "OutOfResource" if isinstance(exc, InsufficientCapacity) else "CloudProviderError"
             self.acts.scale_up_failed.append((self.name, code, str(exc)))
             raise
-        self.metrics.scaled_up_nodes_total.inc(delta)
+        self.metrics.scaled_up(delta)
         self.acts.scaled_up.append((self.name, before, before + delta, self.inner.max_size()))
 
     def delete_nodes(self, nodes: Sequence[Node]) -> None:

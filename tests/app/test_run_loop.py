@@ -15,7 +15,7 @@ import yaml
 from emulator.world import World
 from kube.clusterapi import ClusterAPI, EvictionResult, ViewUnavailable
 from kube.model import ClusterObjects, Pod, Taint
-from tests.app.run_helpers import live_loop, sample
+from tests.app.run_helpers import NO_GPU, live_loop, sample
 from tests.emulator.worlds import deployment, make_world, nvme_group, nvme_node, rok_class, statefulset
 
 
@@ -47,7 +47,7 @@ def test_scale_up_emits_ca_events_status_and_metrics() -> None:
     assert {msg for *_, msg in triggered} == {"pod triggered scale-up: [{nvme 1->3 (max: 10)}]"}
     assert _events(world, "ScaledUpGroup") == [
         ("ConfigMap", "cluster-autoscaler-status", "Scale-up: setting group nvme size to 3 instead of 1 (max: 10)")]
-    assert sample(loop, "cluster_autoscaler_scaled_up_nodes_total") == 2
+    assert sample(loop, "cluster_autoscaler_scaled_up_nodes_total", **NO_GPU) == 2
     assert sample(loop, "cluster_autoscaler_unschedulable_pods_count", type="unschedulable") == 4
     assert sample(loop, "storage_autoscaler_pods_pending_local_storage") == 4
     assert sample(loop, "storage_autoscaler_local_storage_free_bytes", node_group="nvme") == 300 * 2**30
@@ -74,7 +74,7 @@ def test_dry_run_decides_and_reports_but_changes_nothing() -> None:
     triggered = _events(world, "TriggeredScaleUp")
     assert len(triggered) == 4
     assert all(msg.startswith("(dry run) pod triggered scale-up") for *_, msg in triggered)
-    assert sample(loop, "cluster_autoscaler_scaled_up_nodes_total") == 0
+    assert sample(loop, "cluster_autoscaler_scaled_up_nodes_total", **NO_GPU) == 0
     assert _status(world)["autoscalerStatus"] == "Running"
 
 
@@ -108,8 +108,8 @@ def test_scale_down_of_an_idle_node(dry_run: bool, left: int) -> None:
     started = _events(world, "ScaleDown")
     assert [(kind, msg.removeprefix("(dry run) ")) for kind, _, msg in started][:1] == [
         ("Node", "marked the node as toBeDeleted/unschedulable")]
-    removed = sample(loop, "cluster_autoscaler_scaled_down_nodes_total", reason="empty")
-    removed += sample(loop, "cluster_autoscaler_scaled_down_nodes_total", reason="underutilized")
+    removed = sample(loop, "cluster_autoscaler_scaled_down_nodes_total", reason="empty", **NO_GPU)
+    removed += sample(loop, "cluster_autoscaler_scaled_down_nodes_total", reason="underutilized", **NO_GPU)
     assert removed == (0 if dry_run else 1)
     assert world.metrics.data_loss_events == []
 

@@ -92,11 +92,11 @@ def test_serve_runs_the_loops_and_serves_metrics() -> None:
         port = run_settings.address[1]
         for _ in range(200):
             code, body = get(port, "/metrics")
-            if "cluster_autoscaler_scaled_up_nodes_total 2.0" in body:
+            if 'cluster_autoscaler_scaled_up_nodes_total{dra_drivers="",gpu_name="",gpu_resource_name=""} 2.0' in body:
                 break
             stop.wait(0.02)
         assert code == 200
-        assert "cluster_autoscaler_scaled_up_nodes_total 2.0" in body
+        assert 'cluster_autoscaler_scaled_up_nodes_total{dra_drivers="",gpu_name="",gpu_resource_name=""} 2.0' in body
         assert "storage_autoscaler_leader 1.0" in body
         assert get(port, "/health-check")[0] == 200
     finally:
