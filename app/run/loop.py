@@ -1,7 +1,7 @@
 """One iteration of the live loop, wired: refresh the cloud, decide and act, then report.
 
 ``LiveLoop.iterate(now)`` runs the library's ``Autoscaler.run_once`` (or, with
-``--dry-run``, only the shared decision ``runonce.run_once`` with the same memory)
+``--dry-run``, only the shared decision with the same memory: ``app.run.dryrun``)
 over the guarded seams (``app.run.seams``), then turns what happened into Kubernetes
 Events, the status ConfigMap, Prometheus metrics and one structured log line with
 the phases' timings. Nothing here decides; it only reports the library's decision.
@@ -23,6 +23,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from app.gc import collector_paused
+from app.run.dryrun import DryRun, would_do
 from app.run.events import EventEmitter, GroupSize
 from app.run.metrics import Metrics
 from app.run.seams import ActLog, GuardedCluster, GuardedProvider
@@ -30,9 +31,7 @@ from app.run.status import GroupView, NodeView, StatusTracker, group_views, heal
 from app.run.storage import local_storage_by_group, pods_pending_on_local_storage
 from autoscaler.config import Options
 from autoscaler.loop import Autoscaler
-from autoscaler.runonce import LoopDecision, run_once
-from autoscaler.scaledown.types import ScaleDownMemory
-from autoscaler.templates import TemplateNode
+from autoscaler.runonce import LoopDecision
 from cloudproviders.interface import CloudError
 from kube.clusterapi import ClusterAPIError, ViewUnavailable
 from kube.names import CA_TO_BE_DELETED_TAINT
@@ -40,21 +39,6 @@ from kube.names import CA_TO_BE_DELETED_TAINT
 __all__ = ["LiveLoop"]
 
 log = logging.getLogger("autoscaler.run")
-
-
-@dataclass(slots=True)
-class _DryRun:
-    """The decision alone, with the memory the real loop keeps (unneeded-since times, templates)."""
-
-    cluster: GuardedCluster
-    provider: GuardedProvider
-    options: Options
-    memory: ScaleDownMemory = field(default_factory=ScaleDownMemory)
-    templates: dict[str, TemplateNode] = field(default_factory=dict)
-
-    def decide(self, now: float) -> LoopDecision:
-        objects = self.cluster.list_objects()
-        return run_once(objects, self.provider, self.options, now, memory=self.memory, template_cache=self.templates)
 
 
 def _ca_functions(timings: dict[str, float], *, acted: bool) -> dict[str, float]:
@@ -92,11 +76,11 @@ class LiveLoop:
     #: node -> why its removal started (empty, underutilized, unready), the metric's label.
     _removal_reasons: dict[str, str] = field(default_factory=dict)
     _autoscaler: Autoscaler | None = None
-    _dry: _DryRun | None = None
+    _dry: DryRun | None = None
 
     def __post_init__(self) -> None:
         if self.dry_run:
-            self._dry = _DryRun(self.cluster, self.provider, self.options)
+            self._dry = DryRun(self.cluster, self.provider, self.options)
         else:
             self._autoscaler = Autoscaler(self.cluster, self.provider, self.options, self.executor)
 
@@ -239,3 +223,5 @@ class LiveLoop:
             "scaleDown": down.result, "unneeded": len(down.unneeded), "removing": [c.node for c in down.to_delete],
             "phasesMs": {k: round(v * 1000, 2) for k, v in timings.items()},
         }})
+        if self.dry_run:
+            log.info("dry run, loop %d: %s", self.loops, would_do(decision, self.options))
