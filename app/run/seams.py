@@ -3,7 +3,7 @@
 ``GuardedCluster`` and ``GuardedProvider`` wrap the live ``ClusterAPI`` and the cloud
 provider without changing what they mean:
 
-* Every call that changes the world (taint, untaint, evict, delete a pod, resize a
+* Every call that changes the world (taint, untaint, evict, resize a
   group, delete nodes) first asks ``may_act()``. A replica that lost its lease (or
   runs ``--dry-run``) is refused at once, mid-loop included, with ``NotActing``
   (a ``ClusterAPIError``/``CloudError`` the loop and actuator already handle) instead
@@ -122,14 +122,6 @@ class GuardedCluster:
         if result.outcome in (Eviction.EVICTED, Eviction.GONE):
             self.metrics.eviction(succeeded=True)
         return result
-
-    def delete_pod(self, namespace: str, name: str) -> None:
-        _refuse(self.refusal, f"delete pod {namespace}/{name}")
-        try:
-            self.inner.delete_pod(namespace, name)
-        except ClusterAPIError as exc:
-            self._failed(exc)
-            raise
 
     def record_event(self, kind: str, namespace: str, name: str, reason: str, message: str, *,
                      warning: bool = False) -> None:

@@ -166,9 +166,11 @@ def _events(server: FakeAPIServer) -> list[Json]:
     return [json.loads(item) for item in items]
 
 
-def test_every_request_is_allowed_by_the_shipped_rbac(api: tuple[FakeAPIServer, FakeCloud, list[str]]) -> None:
+@pytest.mark.parametrize("extra", [pytest.param([], id="acting"), pytest.param(["--dry-run"], id="dry-run-shadow")])
+def test_every_request_is_allowed_by_the_shipped_rbac(api: tuple[FakeAPIServer, FakeCloud, list[str]],
+                                                      extra: list[str]) -> None:
     server, _, flags = api
-    assert main(["run", *flags, f"--address=127.0.0.1:{_free_port()}", "--max-loops=4"]) == 0
+    assert main(["run", *flags, f"--address=127.0.0.1:{_free_port()}", "--max-loops=4", *extra]) == 0
     objects = render(DEPLOY / "overlays" / "eks")
     cluster_wide = grants(next(o for o in objects if o["kind"] == "ClusterRole")["rules"])
     in_namespace = grants(next(o for o in objects if o["kind"] == "Role")["rules"])

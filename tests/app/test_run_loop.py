@@ -148,9 +148,6 @@ class _Unavailable:
     def evict_pod(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> EvictionResult:
         return self.inner.evict_pod(namespace, name, grace_period_seconds)
 
-    def delete_pod(self, namespace: str, name: str) -> None:
-        self.inner.delete_pod(namespace, name)
-
     def record_event(self, kind: str, namespace: str, name: str, reason: str, message: str, *,
                      warning: bool = False) -> None:
         self.inner.record_event(kind, namespace, name, reason, message, warning=warning)
