@@ -140,7 +140,9 @@ class LiveLoop:
             reason = "unready" if not cand.ready else "empty" if cand.empty else "underutilized"
             self._removal_reasons.setdefault(cand.node, reason)
         for node in acts.deleted:
-            self.metrics.scaled_down(self._removal_reasons.pop(node, "underutilized"))
+            reason = self._removal_reasons.pop(node, "underutilized")
+            self.metrics.scaled_down(reason)
+            self.events.removed(node, drained=reason != "empty")
         if self.dry_run:
             groups = {g.name: g for g in group_views(self.provider.node_groups())}
             sizes = [GroupSize(i.group, i.new_size - i.delta, i.new_size, groups[i.group].max_size)

@@ -165,3 +165,17 @@ def test_an_incomplete_view_fails_the_loop_without_acting_or_crashing() -> None:
     assert sample(loop, "cluster_autoscaler_errors_total", type="apiCallError") == 2
     assert world.cloud.group("nvme").target_size() == 1
     assert world.cluster.statuses == []
+
+
+def test_scale_down_events_on_the_status_config_map_as_cas_actuator() -> None:
+    world = _idle_node_world()
+    loop = live_loop(world, "--scale-down-unneeded-time=0s", "--scale-down-delay-after-add=0s")
+    for _ in range(12):
+        world.advance(world.clock.now + 10)
+        assert loop.iterate(world.clock.now)
+    on_config_map = [(e.name, e.reason, e.message) for e in world.cluster.events
+                     if e.kind == "ConfigMap" and e.reason.startswith("ScaleDown")]
+    assert on_config_map == [
+        ("cluster-autoscaler-status", "ScaleDownEmpty", 'Scale-down: removing empty node "nvme-1"'),
+        ("cluster-autoscaler-status", "ScaleDownEmpty", "Scale-down: empty node nvme-1 removed")]
+    assert ("Node", "nvme-1", "nodes removed by cluster autoscaler") in _events(world, "ScaleDown")
