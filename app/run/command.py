@@ -134,7 +134,7 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
 
     def new_loop() -> LiveLoop:
         return LiveLoop(cluster, guarded, options, metrics, emitter, acts, write_status=settings.write_status_configmap,
-                        dry_run=settings.dry_run, executor=executor, status=StatusTracker())
+                        dry_run=settings.dry_run, executor=executor, status=StatusTracker(settings.health))
 
     endpoints.start()
     log.info("serving /metrics and /health-check on %s:%d", settings.address[0], endpoints.port)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.run.flagtable import DEFAULT_LEASE, DEFAULT_STATUS, RUN_FLAGS, SHADOW_LEASE, SHADOW_STATUS
+from app.run.status import HealthRule
 from autoscaler.config import ConfigError
 from autoscaler.flagspec import add_to_parser, field_values, nested
 from cloudproviders.config import ProviderConfig, StaticGroup, parse_nodes_flag, unique_names
@@ -95,6 +96,8 @@ class RunSettings:
     #: Seconds to wait for the adapter's first complete view before giving up (exit 2).
     cache_sync_seconds: float
     logging: LogSettings
+    #: ``--ok-total-unready-count`` and ``--max-total-unready-percentage``.
+    health: HealthRule
     dry_run: bool
     #: Hidden: stop after this many loops (0: until SIGTERM/SIGINT). For tests.
     max_loops: int
@@ -159,4 +162,5 @@ def settings_from_args(args: argparse.Namespace, storage: StorageNames) -> RunSe
     top["provider"] = ProviderConfig(static_groups=groups, auto_discovery=tuple(provider["auto_discovery"]),
                                      cloud_config=provider["cloud_config"] or None, storage=storage)
     top["address"] = parse_address(top["address"])
-    return RunSettings(leader=leader, logging=LogSettings(**values["logging"]), **top)
+    return RunSettings(leader=leader, logging=LogSettings(**values["logging"]), health=HealthRule(**values["health"]),
+                       **top)

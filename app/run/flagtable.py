@@ -47,6 +47,13 @@ def positive_int(text: str) -> int:
     return value
 
 
+def non_negative_float(text: str) -> float:
+    value = float_flag(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value:g} is negative")
+    return value
+
+
 def verbosity(text: str) -> int:
     try:
         value = int(text)
@@ -129,6 +136,11 @@ RUN_FLAGS: tuple[Flag, ...] = (
     Flag("address", "HOST:PORT of /metrics and /health-check.", str, ":8085", "address"),
     Flag("max-failing-time", "/health-check fails once no loop succeeded for this long.", duration_flag, 900.0,
           "max_failing_seconds"),
+    Flag("max-total-unready-percentage", "Above this percentage of unready nodes the cluster (or a group) is "
+         "unhealthy: status ConfigMap and cluster_safe_to_autoscale.", non_negative_float, 45.0,
+         "health.max_total_unready_percentage"),
+    Flag("ok-total-unready-count", "Unready nodes allowed whatever the percentage.", non_negative_int, 3,
+         "health.ok_total_unready_count"),
     Flag("emit-per-nodegroup-metrics", "Per-node-group metrics; here they are always emitted.", bool_flag, False,
           kind=B),
     # --- ours ------------------------------------------------------------------------
@@ -170,10 +182,6 @@ RUN_FLAGS: tuple[Flag, ...] = (
     _ca_only("user-agent", str, "cluster-autoscaler", "User agent of HTTP calls.", "the client's own is used"),
     _ca_only("max-inactivity", duration_flag, 600.0, "Restart when no loop ran for this long.",
              "--max-failing-time guards /health-check"),
-    _ca_only("max-total-unready-percentage", float_flag, 45.0, "Unready share of nodes above which CA halts.",
-             "the health rule uses CA's defaults (45%, 3 nodes)"),
-    _ca_only("ok-total-unready-count", int_flag, 3, "Unready nodes allowed regardless of the percentage.",
-             "the health rule uses CA's defaults (45%, 3 nodes)"),
     _ca_only("profiling", B, False, "Serve /debug/pprof.", "no profiling endpoint"),
     _ca_only("debugging-snapshot-enabled", B, False, "Serve the debugging snapshot.",
              "use `autoscaler plan` on a snapshot instead"),

@@ -181,9 +181,11 @@ class LiveLoop:
                 members[n.group] = members.get(n.group, 0) + 1
         by_state["unregistered"] = sum(max(0, g.target - members.get(g.name, 0)) for g in groups)
         m.set_nodes(by_state)
-        m.set_groups(((g.name, g.min_size, g.max_size, g.target, health_ok([n for n in nodes if n.group == g.name]))
-                      for g in groups), sum(g.max_size for g in groups))
-        m.cluster_safe_to_autoscale.set(1 if health_ok(nodes) else 0)
+        rule = self.status.health
+        group_nodes = {g.name: [n for n in nodes if n.group == g.name] for g in groups}
+        m.set_groups(((g.name, g.min_size, g.max_size, g.target, health_ok(group_nodes[g.name], rule)) for g in groups),
+                     sum(g.max_size for g in groups))
+        m.cluster_safe_to_autoscale.set(1 if health_ok(nodes, rule) else 0)
         m.set_backoff((g.name for g in groups), self._backed_off(decision.now))
         m.set_unremovable(Counter(str(u.reason) for u in decision.scale_down.unremovable))
         memory = self._autoscaler.memory if self._autoscaler is not None else None
