@@ -29,7 +29,7 @@ from autoscaler.runonce import LoopDecision
 from kube.clusterapi import ClusterAPIError
 from simulator.utilization import Utilization
 
-__all__ = ["EventEmitter", "EventSink", "GroupSize", "QueuedEvents"]
+__all__ = ["EventEmitter", "EventSink", "GroupSize", "QueuedEvents", "go_utilization"]
 
 log = logging.getLogger("app.run.events")
 
@@ -157,7 +157,7 @@ class EventEmitter:
                 self._on_config_map("ScaleDownEmpty", f'Scale-down: removing empty node "{node}"')
             else:
                 pods = ",".join(p.name for p in cand.drain.to_move)
-                util = _go_utilization(utilization.get(node))
+                util = go_utilization(utilization.get(node))
                 self._on_config_map("ScaleDown", f"Scale-down: removing node {node}, utilization: {util}, "
                                                  f"pods to reschedule: {pods}")
             for pod in cand.drain.to_move:
@@ -176,7 +176,7 @@ class EventEmitter:
         self._emit("ConfigMap", self.namespace, self.config_map, reason, message)
 
 
-def _go_utilization(u: Utilization | None) -> str:
+def go_utilization(u: Utilization | None) -> str:
     """CA's ``utilization.Info`` as Go's ``%v`` prints it: ``{cpu mem gpu dra resource max}``."""
     if u is None:
         return "{0 0 0 0  0}"

@@ -29,6 +29,7 @@ from app.run.metrics import Metrics
 from app.run.seams import ActLog, GuardedCluster, GuardedProvider
 from app.run.status import GroupView, NodeView, StatusTracker, group_views, health_ok
 from app.run.storage import local_storage_by_group, pods_pending_on_local_storage
+from app.run.taints import taint_counts
 from autoscaler.config import Options
 from autoscaler.loop import Autoscaler
 from autoscaler.runonce import LoopDecision
@@ -204,7 +205,7 @@ class LiveLoop:
             live = [n for n in objects.nodes if not n.has_taint(CA_TO_BE_DELETED_TAINT)]
             m.set_resources(sum(n.capacity.cpu for n in live) / 1000, sum(n.capacity.memory for n in live),
                             self.options.scale_up.cores_total, self.options.scale_up.memory_total_gib)
-            m.node_taints_count.labels("ToBeDeleted").set(len(objects.nodes) - len(live))
+            m.set_taints(taint_counts(objects.nodes, self.options.scale_up.ignore_taints))
 
     def _backed_off(self, now: float) -> dict[str, str]:
         """Backed-off groups -> the error class (the metric's ``reason``), as the library loop keeps them."""

@@ -128,6 +128,7 @@ class Metrics:
     dry_run: Gauge = field(init=False)
     _unremovable_reasons: set[str] = field(default_factory=set)
     _backoff_reasons: dict[str, str] = field(default_factory=dict)
+    _taint_types: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self._cluster_state()
@@ -314,6 +315,11 @@ class Metrics:
         for reason in self._unremovable_reasons | set(counts):
             self.unremovable_nodes_count.labels(reason).set(counts.get(reason, 0))
         self._unremovable_reasons |= set(counts)
+
+    def set_taints(self, counts: Mapping[str, int]) -> None:
+        for kind in self._taint_types | set(counts):
+            self.node_taints_count.labels(kind).set(counts.get(kind, 0))
+        self._taint_types |= set(counts)
 
     def set_local_storage(self, free: Mapping[str, int], total: Mapping[str, int], groups: Iterable[str]) -> None:
         for name in groups:

@@ -12,9 +12,11 @@ from collections.abc import Sequence
 import pytest
 import yaml
 
+from app.run.events import go_utilization
 from emulator.world import World
 from kube.clusterapi import ClusterAPI, EvictionResult, ViewUnavailable
 from kube.model import ClusterObjects, Pod, Taint
+from simulator.utilization import Utilization
 from tests.app.run_helpers import NO_GPU, live_loop, sample
 from tests.emulator.worlds import deployment, make_world, nvme_group, nvme_node, rok_class, statefulset
 
@@ -179,3 +181,13 @@ def test_scale_down_events_on_the_status_config_map_as_cas_actuator() -> None:
         ("cluster-autoscaler-status", "ScaleDownEmpty", 'Scale-down: removing empty node "nvme-1"'),
         ("cluster-autoscaler-status", "ScaleDownEmpty", "Scale-down: empty node nvme-1 removed")]
     assert ("Node", "nvme-1", "nodes removed by cluster autoscaler") in _events(world, "ScaleDown")
+
+
+@pytest.mark.parametrize(("utilization", "printed"), [
+    pytest.param(Utilization(0.25, 0.5, None), "{0.25 0.5 0 0 memory 0.5}", id="memory-decides"),
+    pytest.param(Utilization(0.75, 0.5, 0.9), "{0.75 0.5 0 0 cpu 0.75}", id="cpu-decides"),
+    pytest.param(None, "{0 0 0 0  0}", id="unknown"),
+])
+def test_utilization_in_scale_down_events_is_printed_as_go_does(utilization: Utilization | None,
+                                                                 printed: str) -> None:
+    assert go_utilization(utilization) == printed

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from app.run.metrics import CA_FUNCTIONS, Metrics
+from app.run.taints import taint_type
 from tests.app.ca_metrics import CA_METRICS
 
 _TYPE = re.compile(r"^# TYPE (\S+) (\S+)$", re.M)
@@ -72,3 +73,16 @@ def test_backoff_status_clears_the_old_reason() -> None:
     value = metrics.registry.get_sample_value
     assert value("cluster_autoscaler_node_group_backoff_status", {"node_group": "ng", "reason": "OutOfCapacity"}) == 0
     assert value("cluster_autoscaler_node_group_backoff_status", {"node_group": "ng", "reason": ""}) == 0
+
+
+@pytest.mark.parametrize(("key", "reported"), [
+    pytest.param("ToBeDeletedByClusterAutoscaler", "ToBeDeletedByClusterAutoscaler", id="ca-own"),
+    pytest.param("node.kubernetes.io/not-ready", "node.kubernetes.io/not-ready", id="node-condition"),
+    pytest.param("ignore-taint.cluster-autoscaler.kubernetes.io/gpu", "ignore-taint.cluster-autoscaler.kubernetes.io/",
+                 id="deprecated-prefix"),
+    pytest.param("startup-taint.cluster-autoscaler.kubernetes.io/x", "startup-taint", id="startup-prefix"),
+    pytest.param("example.com/booting", "startup-taint", id="given-startup-taint"),
+    pytest.param("dedicated", "other", id="other"),
+])
+def test_taint_types_as_ca_reports_them(key: str, reported: str) -> None:
+    assert taint_type(key, frozenset({"example.com/booting"})) == reported
