@@ -110,7 +110,7 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
     stop = stop if stop is not None else threading.Event()
     metrics = Metrics()
     metrics.dry_run.set(1 if settings.dry_run else 0)
-    health = Health(settings.max_failing_seconds)
+    health = Health(settings.max_failing_seconds, max_inactivity_seconds=settings.max_inactivity_seconds)
     try:
         endpoints = Endpoints(*settings.address, metrics, health)
     except OSError as exc:
@@ -168,6 +168,7 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
                     with contextlib.suppress(ClusterAPIError):
                         live.cluster.write_status(StatusTracker.initializing(time.time()))
             began = time.monotonic()
+            health.active()
             if loop.iterate(time.time()):
                 health.succeeded()
             done += 1

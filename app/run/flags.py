@@ -93,6 +93,8 @@ class RunSettings:
     kube_client_burst: int
     #: ``--max-failing-time`` (s): /health-check fails when no loop succeeded for this long.
     max_failing_seconds: float
+    #: ``--max-inactivity`` (s): /health-check fails when no loop started for this long.
+    max_inactivity_seconds: float
     #: Seconds to wait for the adapter's first complete view before giving up (exit 2).
     cache_sync_seconds: float
     logging: LogSettings
@@ -155,6 +157,8 @@ def settings_from_args(args: argparse.Namespace, storage: StorageNames) -> RunSe
         raise ConfigError("--status-config-map-name: empty")
     if a["max_failing_seconds"] <= 0:
         raise ConfigError("--max-failing-time: must be positive")
+    if a["max_inactivity_seconds"] <= 0:
+        raise ConfigError("--max-inactivity: must be positive")
     if a["cache_sync_seconds"] <= 0:
         raise ConfigError("--cache-sync-timeout: must be positive")
     if not groups and not provider["auto_discovery"] and not provider["cloud_config"]:

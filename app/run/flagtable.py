@@ -141,6 +141,8 @@ RUN_FLAGS: tuple[Flag, ...] = (
          "health.max_total_unready_percentage"),
     Flag("ok-total-unready-count", "Unready nodes allowed whatever the percentage.", non_negative_int, 3,
          "health.ok_total_unready_count"),
+    Flag("max-inactivity", "/health-check fails once no loop started for this long.", duration_flag, 600.0,
+         "max_inactivity_seconds"),
     Flag("emit-per-nodegroup-metrics", "Per-node-group metrics; here they are always emitted.", bool_flag, False,
           kind=B),
     # --- ours ------------------------------------------------------------------------
@@ -180,8 +182,6 @@ RUN_FLAGS: tuple[Flag, ...] = (
     _ca_only("kube-api-content-type", str, "application/vnd.kubernetes.protobuf", "Content type of API requests.",
              "the adapter speaks JSON"),
     _ca_only("user-agent", str, "cluster-autoscaler", "User agent of HTTP calls.", "the client's own is used"),
-    _ca_only("max-inactivity", duration_flag, 600.0, "Restart when no loop ran for this long.",
-             "--max-failing-time guards /health-check"),
     _ca_only("profiling", B, False, "Serve /debug/pprof.", "no profiling endpoint"),
     _ca_only("debugging-snapshot-enabled", B, False, "Serve the debugging snapshot.",
              "use `autoscaler plan` on a snapshot instead"),

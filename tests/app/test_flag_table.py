@@ -121,8 +121,8 @@ def test_ignored_flags_warn_once_each_at_start_up(capsys: pytest.CaptureFixture[
 
 
 def test_a_bad_value_of_an_accepted_flag_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "--nodes=1:2:ng", "--max-inactivity=soon"]) == 2
-    assert "argument --max-inactivity: 'soon' is not a duration" in capsys.readouterr().err
+    assert main(["run", "--nodes=1:2:ng", "--node-deletion-delay-timeout=soon"]) == 2
+    assert "argument --node-deletion-delay-timeout: 'soon' is not a duration" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("seconds", "text"), [

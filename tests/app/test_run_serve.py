@@ -163,3 +163,17 @@ def test_a_busy_address_is_one_line_at_start_up() -> None:
             serve(run_settings, options, Live(world.cluster, AlwaysLeader(), lambda: closed.append(True)),
                   world.cloud)
     assert closed == [True]
+
+
+@pytest.mark.parametrize(("idle", "healthy"), [
+    pytest.param(600.0, True, id="at-the-limit"),
+    pytest.param(601.0, False, id="no-loop-started-for-too-long"),
+])
+def test_health_check_follows_max_inactivity(idle: float, healthy: bool) -> None:
+    clock = _Clock()
+    health = Health(3600.0, clock, max_inactivity_seconds=600.0)
+    health.start_monitoring()
+    clock.now += idle
+    ok, reason = health.check()
+    assert ok is healthy
+    assert healthy or "--max-inactivity=600s" in reason
