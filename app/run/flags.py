@@ -137,32 +137,39 @@ def _check_leader(leader: LeaderElection) -> None:
         raise ConfigError("--leader-elect-resource-name: empty")
 
 
-def settings_from_args(args: argparse.Namespace, storage: StorageNames) -> RunSettings:
-    """Validate the operational flags together; raises ``ConfigError`` naming the flag."""
-    values = nested(field_values(args, RUN_FLAGS))
-    top, provider = values[""], values["provider"]
-    groups = _static_groups(provider["static_groups"])
-    dry_run = bool(top["dry_run"])
-    leader_values = values["leader"]
-    if leader_values["resource_name"] is None:
-        leader_values["resource_name"] = SHADOW_LEASE if dry_run else DEFAULT_LEASE
-    leader = LeaderElection(**leader_values)
-    _check_leader(leader)
-    if top["status_config_map_name"] is None:
-        top["status_config_map_name"] = SHADOW_STATUS if dry_run else DEFAULT_STATUS
-    a: dict[str, Any] = top
-    if not a["namespace"]:
+def _check(top: dict[str, Any], provider: dict[str, Any], groups: tuple[StaticGroup, ...]) -> None:
+    """The checks one flag's parser cannot make; raises ``ConfigError`` naming the flag."""
+    if not top["namespace"]:
         raise ConfigError("--namespace: empty")
-    if a["write_status_configmap"] and not a["status_config_map_name"]:
+    if top["write_status_configmap"] and not top["status_config_map_name"]:
         raise ConfigError("--status-config-map-name: empty")
-    if a["max_failing_seconds"] <= 0:
+    if top["max_failing_seconds"] <= 0:
         raise ConfigError("--max-failing-time: must be positive")
-    if a["max_inactivity_seconds"] <= 0:
+    if top["max_inactivity_seconds"] <= 0:
         raise ConfigError("--max-inactivity: must be positive")
-    if a["cache_sync_seconds"] <= 0:
+    if top["cache_sync_seconds"] <= 0:
         raise ConfigError("--cache-sync-timeout: must be positive")
     if not groups and not provider["auto_discovery"] and not provider["cloud_config"]:
         raise ConfigError("no node groups: give --nodes=MIN:MAX:NAME, --node-group-auto-discovery or --cloud-config")
+
+
+def settings_from_args(args: argparse.Namespace, storage: StorageNames) -> RunSettings:
+    """Validate the operational flags together; raises ``ConfigError`` naming the flag.
+
+    A dry run's Lease and status ConfigMap default to the shadow's own names, so that
+    it never takes CA's Lease nor writes CA's status (``app.run.dryrun``).
+    """
+    values = nested(field_values(args, RUN_FLAGS))
+    top, provider, leader_values = values[""], values["provider"], values["leader"]
+    groups = _static_groups(provider["static_groups"])
+    dry_run = bool(top["dry_run"])
+    if leader_values["resource_name"] is None:
+        leader_values["resource_name"] = SHADOW_LEASE if dry_run else DEFAULT_LEASE
+    if top["status_config_map_name"] is None:
+        top["status_config_map_name"] = SHADOW_STATUS if dry_run else DEFAULT_STATUS
+    leader = LeaderElection(**leader_values)
+    _check_leader(leader)
+    _check(top, provider, groups)
     top["provider"] = ProviderConfig(static_groups=groups, auto_discovery=tuple(provider["auto_discovery"]),
                                      cloud_config=provider["cloud_config"] or None, storage=storage)
     top["address"] = parse_address(top["address"])
