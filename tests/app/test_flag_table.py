@@ -142,3 +142,15 @@ def test_parser_defaults_leave_accepted_flags_unset() -> None:
     args = build_parser().parse_args(["run", "--nodes=1:2:ng"])
     assert not any(hasattr(args, f.dest) for f in TABLE.values() if f.ignored)
     assert isinstance(args, argparse.Namespace)
+
+
+def test_plan_warns_once_per_accepted_flag_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    snapshot = str(Path(__file__).resolve().parents[2] / "examples" / "storage-scale-up.yaml")
+    assert main(["plan", snapshot, "--max-bulk-soft-taint-count=5", "--scale-down-candidates-pool-ratio=0.5"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        "autoscaler plan: warning: flag --max-bulk-soft-taint-count has no effect here: no PreferNoSchedule soft "
+        "taints are set on unneeded nodes",
+        "autoscaler plan: warning: flag --scale-down-candidates-pool-ratio has no effect here: every node is a "
+        "scale-down candidate in every loop"]
+    assert captured.out.startswith("{")
