@@ -31,7 +31,7 @@ from app.run.status import GroupView, NodeView, StatusTracker, group_views, heal
 from app.run.storage import local_storage_by_group, pods_pending_on_local_storage
 from app.run.taints import taint_counts
 from autoscaler.config import Options
-from autoscaler.loop import Autoscaler
+from autoscaler.loop import Autoscaler, EventKind
 from autoscaler.runonce import LoopDecision
 from cloudproviders.interface import CloudError
 from kube.clusterapi import ClusterAPIError, ViewUnavailable
@@ -89,7 +89,11 @@ class LiveLoop:
         if self._dry is not None:
             return self._dry.decide(now)
         assert self._autoscaler is not None
-        return self._autoscaler.run_once(now).decision
+        record = self._autoscaler.run_once(now)
+        for event in record.events:
+            if event.kind is EventKind.SCALE_UP_TIMED_OUT:  # CA's metrics.Timeout
+                self.metrics.scale_up_failed("timeout", event.nodes)
+        return record.decision
 
     def iterate(self, now: float) -> bool:
         """One loop at ``now`` (seconds since the epoch); True when it completed."""

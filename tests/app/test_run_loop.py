@@ -191,3 +191,14 @@ def test_scale_down_events_on_the_status_config_map_as_cas_actuator() -> None:
 def test_utilization_in_scale_down_events_is_printed_as_go_does(utilization: Utilization | None,
                                                                  printed: str) -> None:
     assert go_utilization(utilization) == printed
+
+
+def test_nodes_that_never_register_count_as_timed_out_scale_up() -> None:
+    world = make_world(rok_class(), nvme_group(min_size=1), nvme_node("nvme-1", free="300Gi"),
+                       statefulset("kafka", 4, "400Gi", cpu="1"), provisioning="2h")
+    loop = live_loop(world, "--max-node-provision-time=1m")
+    for _ in range(10):
+        world.advance(world.clock.now + 10)
+        assert loop.iterate(world.clock.now)
+    assert sample(loop, "cluster_autoscaler_failed_scale_ups_total", reason="timeout", **NO_GPU) == 1
+    assert sample(loop, "cluster_autoscaler_failed_node_creations_total", reason="timeout") == 2
