@@ -42,6 +42,25 @@ __all__ = ["LiveLoop"]
 log = logging.getLogger("autoscaler.run")
 
 
+def _skipped_for_limits(decision: LoopDecision) -> list[tuple[str, str]]:
+    """(direction, limit) per scaling a resource limit held back, as CA's ``skipped_scale_events_count``.
+
+    Up: a scale-up capped by ``--cores-total``/``--memory-total`` (the orchestrator's note,
+    ``autoscaler/scaleup/orchestrator.py``); down: a node kept by their minimum
+    (``MinimalResourceLimitExceeded``, ``autoscaler/scaledown/eligibility.py``).
+    """
+    out: list[tuple[str, str]] = []
+    for note in decision.scale_up.notes:
+        if "max cluster cpu limit reached" in note:
+            out.append(("up", "CpuResourceLimit"))
+        elif "max cluster memory limit reached" in note:
+            out.append(("up", "MemoryResourceLimit"))
+    for kept in decision.scale_down.unremovable:
+        if kept.reason == "MinimalResourceLimitExceeded":
+            out.append(("down", "CpuResourceLimit" if "cores" in kept.detail else "MemoryResourceLimit"))
+    return out
+
+
 def _ca_functions(timings: dict[str, float], *, acted: bool) -> dict[str, float]:
     """Our phases under CA's ``function`` labels (``metrics/metrics.go``'s ``FunctionLabel``s).
 
@@ -193,6 +212,8 @@ class LiveLoop:
         m.cluster_safe_to_autoscale.set(1 if health_ok(nodes, rule) else 0)
         m.set_backoff((g.name for g in groups), self._backed_off(decision.now))
         m.set_unremovable(Counter(str(u.reason) for u in decision.scale_down.unremovable))
+        for direction, limit in _skipped_for_limits(decision):
+            m.skipped_scale_events_count.labels(direction, limit).inc()
         memory = self._autoscaler.memory if self._autoscaler is not None else None
         m.pending_node_deletions.set(len(memory.deletions_in_progress) if memory is not None else 0)
         up = decision.scale_up

@@ -202,3 +202,17 @@ def test_nodes_that_never_register_count_as_timed_out_scale_up() -> None:
         assert loop.iterate(world.clock.now)
     assert sample(loop, "cluster_autoscaler_failed_scale_ups_total", reason="timeout", **NO_GPU) == 1
     assert sample(loop, "cluster_autoscaler_failed_node_creations_total", reason="timeout") == 2
+
+
+@pytest.mark.parametrize(("flags", "direction", "limit"), [
+    pytest.param(["--cores-total=0:8"], "up", "CpuResourceLimit", id="scale-up-capped-by-cores"),
+    pytest.param(["--memory-total=0:32"], "up", "MemoryResourceLimit", id="scale-up-capped-by-memory"),
+])
+def test_resource_limits_count_as_skipped_scale_events(flags: list[str], direction: str, limit: str) -> None:
+    world = _storage_bound()
+    loop = live_loop(world, *flags)
+    world.advance(world.clock.now)
+    assert loop.iterate(world.clock.now)
+    # The registry's own name; /metrics drops the _total as CA's does (test_run_metrics.py).
+    assert sample(loop, "cluster_autoscaler_skipped_scale_events_count_total", direction=direction,
+                  reason=limit) == 1
