@@ -4,7 +4,10 @@ A dry run is a shadow beside a running Cluster Autoscaler: it decides every loop
 the live loop would and changes nothing (the guarded seams refuse every change), under
 a Lease and a status ConfigMap of its own (``app.run.flagtable``: ``storage-autoscaler-
 shadow`` and ``storage-autoscaler-shadow-status`` unless given), so it never takes CA's
-Lease or overwrites CA's status. Its events on pods and nodes say ``(dry run)``.
+Lease or overwrites CA's status. Events: those CA puts on its status ConfigMap go on the
+shadow's own ConfigMap, never CA's; those on pods and nodes (which belong to neither)
+are written too, each message prefixed ``(dry run)``, so an operator sees what the
+shadow would have done where CA's own events appear.
 
 It keeps what the library loop keeps between iterations (``autoscaler.loop``): how long
 each node has been unneeded and the last removal pass. Without that memory no node

@@ -9,6 +9,7 @@ for ``--scale-down-unneeded-time``, which needs the unneeded timers kept between
 from __future__ import annotations
 
 import copy
+import json
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from cloudproviders.config import PROVIDERS
 from tests.app.fakecloud import CLOUDS, FakeCloud, provider_id
 from tests.factories import node_json, pod_json
 from tests.fakeapi import FakeAPIServer
+from tests.fakeapi.resources import resource_for
 
 Json = dict[str, Any]
 
@@ -82,6 +84,12 @@ def test_a_shadow_never_touches_cas_lease_or_status(shadow: tuple[FakeAPIServer,
     assert shadow_lease["spec"]["holderIdentity"] == "", "its own lease, released at shutdown"
     assert "status" in server.state.get("ConfigMap", "storage-autoscaler-shadow-status", "kube-system")["data"]
     assert cloud.groups["general"].deleted == []
+    _, items = server.state.list_json(resource_for("Event", "v1"), None, {})
+    events = [json.loads(item) for item in items]
+    on_config_maps = {(e["involvedObject"]["name"], e["reason"]) for e in events
+                      if e["involvedObject"]["kind"] == "ConfigMap"}
+    assert on_config_maps == {("storage-autoscaler-shadow-status", "ScaleDownEmpty")}, "never on CA's ConfigMap"
+    assert all(e["message"].startswith("(dry run) ") for e in events)
 
 
 def test_a_shadow_names_the_idle_node_after_the_unneeded_time(
