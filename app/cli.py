@@ -52,13 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     # Go's flag package knows no abbreviations: --scale-down-unneeded is not --scale-down-unneeded-time.
     plan = sub.add_parser("plan", help="what the autoscaler would do with a cluster snapshot (offline)",
-                          allow_abbrev=False)
+                          allow_abbrev=False, usage="%(prog)s SNAPSHOT... [flags]")
     plan.add_argument("snapshots", nargs="+", metavar="SNAPSHOT", help="YAML/JSON files, - for stdin")
     plan.add_argument("--output", choices=("json", "text"), default="json")
     plan.add_argument("--now", default=None, help="the loop's clock, RFC 3339 (default: now)")
     add_flags(plan)
     sim = sub.add_parser("simulate", help="run the real loop over a simulated cluster and cloud (scenario file)",
-                         allow_abbrev=False)
+                         allow_abbrev=False, usage="%(prog)s SCENARIO [flags]")
     sim.add_argument("scenario", metavar="SCENARIO", help="scenario YAML (snapshot objects + one Scenario)")
     sim.add_argument("--report", metavar="FILE.json", help="write the machine-readable report here")
     sim.add_argument("--chart", metavar="FILE.png", help="draw nodes, pending pods and storage use over time")
@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     from app.run.flags import add_run_flags
 
     live = sub.add_parser("run", help="the live autoscaler: a Kubernetes cluster and a cloud provider",
-                          allow_abbrev=False)
+                          allow_abbrev=False, usage="%(prog)s [flags] (every flag: docs/flags.md)")
     add_flags(live)
     add_run_flags(live)
     from app.scheduling_cmd import add_commands

@@ -129,6 +129,10 @@ def go_duration(seconds: float) -> str:
 
 
 _DURATIONS = (duration_flag, signed_duration_flag)
+#: What ``--help`` shows as a flag's value, by parser (Go's help names the type).
+_METAVARS: dict[Callable[[str], Any], str] = {
+    duration_flag: "DURATION", signed_duration_flag: "DURATION", int_flag: "INT", non_negative_int: "INT",
+    float_flag: "FLOAT", ratio_flag: "RATIO", min_max_flag: "MIN:MAX"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +214,8 @@ def add_to_parser(parser: argparse.ArgumentParser, flags: Iterable[Flag]) -> Non
             kwargs["choices"] = flag.choices
         if flag.metavar:
             kwargs["metavar"] = flag.metavar
+        elif flag.kind is not Kind.BOOL and not flag.choices:
+            kwargs["metavar"] = _METAVARS.get(flag.parse, "STRING")
         parser.add_argument(f"--{flag.name}", *flag.aliases, **kwargs)
 
 
