@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from autoscaler.config import ConfigError, Options, add_flags, options_from_args
+from autoscaler.flagspec import ignored_given
+from autoscaler.flagtable import DECISION_FLAGS
 
 if TYPE_CHECKING:
     from autoscaler.runonce import LoopDecision
@@ -49,19 +51,23 @@ def _now(text: str | None) -> float:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="autoscaler", description="A storage-aware Kubernetes Cluster Autoscaler.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    plan = sub.add_parser("plan", help="what the autoscaler would do with a cluster snapshot (offline)")
+    # Go's flag package knows no abbreviations: --scale-down-unneeded is not --scale-down-unneeded-time.
+    plan = sub.add_parser("plan", help="what the autoscaler would do with a cluster snapshot (offline)",
+                          allow_abbrev=False, usage="%(prog)s SNAPSHOT... [flags]")
     plan.add_argument("snapshots", nargs="+", metavar="SNAPSHOT", help="YAML/JSON files, - for stdin")
     plan.add_argument("--output", choices=("json", "text"), default="json")
     plan.add_argument("--now", default=None, help="the loop's clock, RFC 3339 (default: now)")
     add_flags(plan)
-    explain = sub.add_parser("explain", help="why pods did (not) trigger a scale-up, why nodes are (not) removed")
+    explain = sub.add_parser("explain", help="why pods did (not) trigger a scale-up, why nodes are (not) removed",
+                             allow_abbrev=False, usage="%(prog)s [SNAPSHOT...] TARGET... [flags]")
     explain.add_argument("items", nargs="+", metavar="SNAPSHOT|TARGET",
                          help="snapshot files (- for stdin), then targets: pod/NAMESPACE/NAME, node/NAME, pods, nodes; "
                               "no file: the live cluster, read only, with run's flags (--kubeconfig, --nodes, ...)")
     explain.add_argument("--output", choices=("json", "text"), default="json")
     explain.add_argument("--now", default=None, help="the loop's clock, RFC 3339 (default: now)")
     add_flags(explain)
-    sim = sub.add_parser("simulate", help="run the real loop over a simulated cluster and cloud (scenario file)")
+    sim = sub.add_parser("simulate", help="run the real loop over a simulated cluster and cloud (scenario file)",
+                         allow_abbrev=False, usage="%(prog)s SCENARIO [flags]")
     sim.add_argument("scenario", metavar="SCENARIO", help="scenario YAML (snapshot objects + one Scenario)")
     sim.add_argument("--report", metavar="FILE.json", help="write the machine-readable report here")
     sim.add_argument("--chart", metavar="FILE.png", help="draw nodes, pending pods and storage use over time")
@@ -74,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.set_defaults(scan_interval=None)
     from app.run.flags import add_run_flags
 
-    live = sub.add_parser("run", help="the live autoscaler: a Kubernetes cluster and a cloud provider")
+    live = sub.add_parser("run", help="the live autoscaler: a Kubernetes cluster and a cloud provider",
+                          allow_abbrev=False, usage="%(prog)s [flags] (every flag: docs/flags.md)")
     add_flags(live)
     add_run_flags(live)
     add_run_flags(explain)  # explain with no snapshot file reads the live cluster as run does
@@ -182,6 +189,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(args)
     try:
         options = options_from_args(args)
+        if args.command in ("plan", "simulate"):
+            for flag in ignored_given(args, DECISION_FLAGS):
+                sys.stderr.write(f"autoscaler {args.command}: warning: flag --{flag.name} has no effect here: "
+                                 f"{flag.ignored}\n")
         if args.command == "plan":
             return _plan(args, options)
         if args.command == "explain":

@@ -131,9 +131,6 @@ class KubeClusterAPI:
     def annotate_node(self, node: str, key: str, value: str | None) -> None:
         self.acting.annotate_node(node, key, value)
 
-    def delete_pod(self, namespace: str, name: str) -> None:
-        self.acting.delete_pod(namespace, name)
-
     def record_event(self, kind: str, namespace: str, name: str, reason: str, message: str, *,
                      warning: bool = False) -> None:
         self.acting.record_event(kind, namespace, name, reason, message, warning=warning)

@@ -1,7 +1,7 @@
 """The HTTP endpoints of a live run on ``--address``: ``/metrics`` and ``/health-check``.
 
-``/health-check`` answers 200 while a loop succeeded within ``--max-failing-time``
-and 500 after that, as CA's ``metrics.HealthCheck`` does, so a liveness probe
+``/health-check`` answers 200 while a loop started within ``--max-inactivity`` and one
+succeeded within ``--max-failing-time``, and 500 after that, as CA's ``metrics.HealthCheck`` does, so a liveness probe
 restarts a replica whose loop is stuck or keeps failing. Monitoring starts when the
 replica becomes the leader (a standby never runs the loop and stays healthy); the
 start counts as the first success, so a new leader has the whole window to sync.
@@ -11,6 +11,7 @@ through ``Health`` (a lock-guarded timestamp) and the metrics registry.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -28,15 +29,23 @@ __all__ = ["Endpoints", "Health"]
 class Health:
     max_failing_seconds: float
     clock: Callable[[], float] = time.monotonic
+    #: ``--max-inactivity``: unhealthy once no loop even started for this long.
+    max_inactivity_seconds: float = math.inf
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _monitoring: bool = False
     _last_success: float = 0.0
+    _last_activity: float = 0.0
 
     def start_monitoring(self) -> None:
         with self._lock:
             if not self._monitoring:
                 self._monitoring = True
-                self._last_success = self.clock()
+                self._last_success = self._last_activity = self.clock()
+
+    def active(self) -> None:
+        """A loop starts (CA's ``UpdateLastActivity``)."""
+        with self._lock:
+            self._last_activity = self.clock()
 
     def stop_monitoring(self) -> None:
         with self._lock:
@@ -51,7 +60,11 @@ class Health:
         with self._lock:
             if not self._monitoring:
                 return True, "OK: not monitoring (not the leader yet)"
-            since = self.clock() - self._last_success
+            now = self.clock()
+            since, idle = now - self._last_success, now - self._last_activity
+        if idle > self.max_inactivity_seconds:
+            return False, (f"Error: no loop ran for {idle:.0f}s "
+                           f"(--max-inactivity={self.max_inactivity_seconds:g}s)")
         if since > self.max_failing_seconds:
             return False, (f"Error: no successful loop for {since:.0f}s "
                            f"(--max-failing-time={self.max_failing_seconds:g}s)")

@@ -92,11 +92,11 @@ def test_serve_runs_the_loops_and_serves_metrics() -> None:
         port = run_settings.address[1]
         for _ in range(200):
             code, body = get(port, "/metrics")
-            if "cluster_autoscaler_scaled_up_nodes_total 2.0" in body:
+            if 'cluster_autoscaler_scaled_up_nodes_total{dra_drivers="",gpu_name="",gpu_resource_name=""} 2.0' in body:
                 break
             stop.wait(0.02)
         assert code == 200
-        assert "cluster_autoscaler_scaled_up_nodes_total 2.0" in body
+        assert 'cluster_autoscaler_scaled_up_nodes_total{dra_drivers="",gpu_name="",gpu_resource_name=""} 2.0' in body
         assert "storage_autoscaler_leader 1.0" in body
         assert get(port, "/health-check")[0] == 200
     finally:
@@ -163,3 +163,17 @@ def test_a_busy_address_is_one_line_at_start_up() -> None:
             serve(run_settings, options, Live(world.cluster, AlwaysLeader(), lambda: closed.append(True)),
                   world.cloud)
     assert closed == [True]
+
+
+@pytest.mark.parametrize(("idle", "healthy"), [
+    pytest.param(600.0, True, id="at-the-limit"),
+    pytest.param(601.0, False, id="no-loop-started-for-too-long"),
+])
+def test_health_check_follows_max_inactivity(idle: float, healthy: bool) -> None:
+    clock = _Clock()
+    health = Health(3600.0, clock, max_inactivity_seconds=600.0)
+    health.start_monitoring()
+    clock.now += idle
+    ok, reason = health.check()
+    assert ok is healthy
+    assert healthy or "--max-inactivity=600s" in reason

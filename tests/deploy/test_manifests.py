@@ -78,10 +78,14 @@ def test_the_deployment_is_locked_down(overlay: tuple[str, list[Json]]) -> None:
     assert security["allowPrivilegeEscalation"] is False
     assert security["capabilities"]["drop"] == ["ALL"]
     assert {"cpu", "memory"} <= set(container["resources"]["requests"])
-    probe = container["livenessProbe"]["httpGet"]
-    assert probe["path"] == "/health-check"
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports[probe["port"]] == 8085
+    for kind in ("startupProbe", "livenessProbe"):
+        probe = container[kind]["httpGet"]
+        assert (probe["path"], ports[probe["port"]]) == ("/health-check", 8085)
+    # The port opens only after the caches sync (--cache-sync-timeout, 60s): the start-up
+    # probe must wait longer than that before the liveness probe may restart the pod.
+    startup = container["startupProbe"]
+    assert startup["periodSeconds"] * startup["failureThreshold"] > 60
     assert container["image"].startswith("ghcr.io/storage-autoscaler/storage-autoscaler:")
     budget = _one(objects, "PodDisruptionBudget")
     assert budget["spec"]["selector"]["matchLabels"].items() <= pod_labels(deployment).items()
