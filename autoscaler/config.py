@@ -139,6 +139,8 @@ class ScaleDownOptions:
     enabled: bool = True
     #: ``--scale-down-utilization-threshold``: max(cpu, memory) at or below which a node is underutilized.
     utilization_threshold: float = 0.5
+    #: ``--scale-down-gpu-utilization-threshold``: GPU use at or below which a GPU node is underutilized.
+    gpu_utilization_threshold: float = 0.5
     #: ``--scale-down-storage-utilization-threshold``: storage utilization above which a node is kept.
     storage_utilization_threshold: float = 0.5
     #: ``--scale-down-unneeded-time`` (s).
@@ -213,6 +215,7 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     add("--node-group-backoff-reset-timeout", type=duration_flag, default=d_up.backoff_reset_seconds)
     add("--scale-down-enabled", type=bool_flag, nargs="?", const=True, default=d_down.enabled)
     add("--scale-down-utilization-threshold", type=_ratio, default=d_down.utilization_threshold)
+    add("--scale-down-gpu-utilization-threshold", type=_ratio, default=d_down.gpu_utilization_threshold)
     add("--scale-down-storage-utilization-threshold", type=_ratio, default=d_down.storage_utilization_threshold)
     add("--scale-down-unneeded-time", type=duration_flag, default=d_down.unneeded_seconds)
     add("--scale-down-unready-time", type=_signed_duration_arg, default=d_down.unready_seconds)
@@ -301,6 +304,7 @@ def options_from_args(args: argparse.Namespace) -> Options:
         scale_down=ScaleDownOptions(
             enabled=a["scale_down_enabled"],
             utilization_threshold=a["scale_down_utilization_threshold"],
+            gpu_utilization_threshold=a["scale_down_gpu_utilization_threshold"],
             storage_utilization_threshold=a["scale_down_storage_utilization_threshold"],
             unneeded_seconds=a["scale_down_unneeded_time"],
             unready_seconds=a["scale_down_unready_time"],

@@ -28,7 +28,7 @@ from typing import Any
 
 from cloudproviders.interface import GroupOptions
 from cloudproviders.options import OPTION_FIELDS, TAINT_EFFECTS
-from kube.duration import parse_duration
+from kube.autoscaling_options import parse_option_value
 from kube.model import Node, Resources, Taint
 from kube.names import HOSTNAME_LABEL, StorageNames
 from kube.quantity import QuantityError, parse_cpu_millis, parse_quantity
@@ -169,7 +169,7 @@ def _taints(group: str, tags: Mapping[str, str]) -> tuple[Taint, ...]:
 
 def group_options(group: str, tags: Mapping[str, str]) -> GroupOptions:
     """Per-group overrides from ``.../autoscaling-options/<option>`` tags; bad values are logged and ignored."""
-    values: dict[str, float] = {}
+    values: dict[str, float | bool] = {}
     for key, value in tags.items():
         if not key.startswith(_OPTION):
             continue
@@ -181,9 +181,8 @@ def group_options(group: str, tags: Mapping[str, str]) -> GroupOptions:
             log.warning("ignoring an unknown autoscaling-options tag", extra={"node_group": group, "tag": key})
             continue
         try:
-            values[field_name] = (float(value) if field_name.endswith("threshold")
-                                  else parse_duration(value, signed=True))
+            values[field_name] = parse_option_value(field_name, value)
         except ValueError:
             log.warning("ignoring a bad autoscaling-options tag", extra={"node_group": group, "tag": key,
                                                                           "value": value})
-    return GroupOptions(**values)
+    return GroupOptions.of(values)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from kube.autoscaling_options import OPTION_FIELDS, parse_option_value
 from kube.convert.errors import FieldError, Json
 from kube.convert.fields import INT32_MAX, as_int, as_list, as_map, as_str, describe, name_of, string_map
 from kube.convert.memo import Memos
@@ -155,4 +156,24 @@ def convert_node_group(obj: Json, names: StorageNames, warnings: list[str]) -> N
         node_selector=tuple(sorted(selector.items())),
         template=template,
         price_per_hour=float(price) if price is not None else None,
+        autoscaling_options=_autoscaling_options(spec.get("autoscalingOptions")),
     )
+
+
+def _autoscaling_options(raw: object) -> tuple[tuple[str, float | bool], ...]:
+    """``spec.autoscalingOptions``: CA's per-group option tags (any case) -> ``GroupOptions`` fields."""
+    out: dict[str, float | bool] = {}
+    for key, value in as_map(raw, "spec.autoscalingOptions").items():
+        where = f"spec.autoscalingOptions.{key}"
+        field = OPTION_FIELDS.get(str(key).lower())
+        if field is None:
+            raise FieldError(where, f"unknown autoscaling option (one of {', '.join(OPTION_FIELDS)})")
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif type(value) in (int, float):
+            value = repr(value)
+        try:
+            out[field] = parse_option_value(field, as_str(value, where).strip())
+        except ValueError as exc:
+            raise FieldError(where, str(exc)) from None
+    return tuple(sorted(out.items()))
