@@ -88,7 +88,7 @@ def load_without_collector(paths: Sequence[str], options: Options) -> ClusterObj
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return load_snapshot(paths, options.storage)
+        return load_snapshot(paths, options.storage, options.feature_gates)
     finally:
         gc.freeze()
         if was_enabled:

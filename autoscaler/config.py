@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from kube.duration import parse_duration as _parse_duration
+from kube.featuregates import FeatureGates, parse_feature_gates
 from kube.names import StorageNames
 
 __all__ = ["ConfigError", "Options", "ScaleDownMode", "add_flags", "bool_flag", "duration_flag", "options_from_args",
@@ -191,6 +192,10 @@ class Options:
     priority_config_file: str | None = None
     #: Seed of the random expander (the live loop leaves it unset).
     random_seed: int | None = None
+    #: ``--feature-gates``: the Kubernetes gates the simulation models (``kube.featuregates``).
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    #: Gates ``--feature-gates`` named that are not modelled (accepted, logged once).
+    ignored_feature_gates: tuple[str, ...] = ()
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -252,6 +257,10 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     add("--scan-interval", type=duration_flag, default=10.0)
     add("--priority-config", default=None, metavar="FILE")
     add("--random-seed", type=_int, default=None, help="seed of the random expander (reproducible runs)")
+    # --- Kubernetes behaviour (upstream CA's flag) ---
+    add("--feature-gates", default="", metavar="Key=bool,...",
+        help="Kubernetes feature gates, as CA takes them; modelled: TaintTolerationComparisonOperators "
+             "(default false, Kubernetes 1.35)")
 
 
 def options_from_args(args: argparse.Namespace) -> Options:
@@ -282,6 +291,10 @@ def options_from_args(args: argparse.Namespace) -> Options:
     if selector and not _SELECTOR.fullmatch(selector):
         raise ConfigError(f"--storage-guard-pod-selector: {selector!r} is not a label selector "
                           "(e.g. app=rok-csi-guard)")
+    try:
+        gates, ignored_gates = parse_feature_gates(str(a.get("feature_gates") or ""))
+    except ValueError as exc:
+        raise ConfigError(f"--feature-gates: {exc}") from None
     return Options(
         scale_up=ScaleUpOptions(
             expanders=expanders,
@@ -338,4 +351,6 @@ def options_from_args(args: argparse.Namespace) -> Options:
         scan_interval=scan_interval,
         priority_config_file=a["priority_config"],
         random_seed=a["random_seed"],
+        feature_gates=gates,
+        ignored_feature_gates=ignored_gates,
     )
