@@ -110,15 +110,22 @@ def _priority_config(path: str) -> str:
     from kube.convert import InputError
     from kube.documents import check_yaml, read_text
 
-    text = read_text(path)
-    check_yaml(path, text)
+    # Every error names the flag first, then the file: a person looks at the flag, not at a snapshot.
+    try:
+        text = read_text(path)
+        check_yaml(path, text)
+    except InputError as exc:
+        raise InputError(_FLAG, exc.source, exc.field, exc.message) from None
     try:
         parse_priorities(text)
     except PriorityConfigError as exc:
-        raise InputError(path, "", "--priority-config", str(exc)) from None
+        raise InputError(_FLAG, path, "", str(exc)) from None
     except (ValueError, RecursionError) as exc:
-        raise InputError(path, "", "--priority-config", f"unreadable ({type(exc).__name__})") from None
+        raise InputError(_FLAG, path, "", f"unreadable ({type(exc).__name__})") from None
     return text
+
+
+_FLAG = "--priority-config"
 
 
 def _plan(args: argparse.Namespace, options: Options) -> int:
