@@ -179,6 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(args)
     try:
         options = options_from_args(args)
+        if options.ignored_feature_gates:  # accepted as CA accepts Kubernetes' gates; nothing here reads them
+            sys.stderr.write(f"autoscaler {args.command}: --feature-gates: not modelled, ignored: "
+                             f"{', '.join(options.ignored_feature_gates)}\n")
         if args.command == "plan":
             return _plan(args, options)
         if args.command == "simulate":

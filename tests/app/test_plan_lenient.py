@@ -135,3 +135,9 @@ def test_differing_duplicates_name_both_places(cli: Run, tmp_path: Path) -> None
     code, _, err = cli(["plan", write(tmp_path, dump(objects)), NOW_FLAG])
     assert code == 2
     assert "appears twice (in " in err and " and in " in err and "the copies differ" in err
+
+
+def test_unmodelled_gates_are_named_once_on_stderr(cli: Run, tmp_path: Path) -> None:
+    code, out, err = cli(["plan", write(tmp_path, dump(base())), NOW_FLAG, "--feature-gates=Foo=true,Bar=false"])
+    assert code == 0 and json.loads(out)
+    assert err == "autoscaler plan: --feature-gates: not modelled, ignored: Foo, Bar\n"
