@@ -118,6 +118,7 @@ def try_load(paths: Sequence[str], names: StorageNames, gates: FeatureGates | No
     cross-object checks the caller does.
     """
     converter = Converter(names, gates)
+    converter.refuse_copies = True
     try:
         for path in paths:
             _add_file(path, converter)

@@ -30,9 +30,6 @@ from kube.names import PRIORITY_CONFIGMAP, StorageNames
 
 __all__ = ["Converter"]
 
-#: Compares equal to nothing already read (a copy the typed path refuses).
-_DIFFERENT = object()
-
 #: Kinds whose namespace defaults to ``default`` (the others are cluster-scoped, or
 #: namespaced without a default as CSIStorageCapacity in the model).
 _CHECKED_BY_CONVERTER = frozenset(("Pod", "Node"))
@@ -58,6 +55,9 @@ class Converter:
         self._source = ""
         #: Objects read per source, to name where each copy of a duplicate is.
         self._counts: dict[str, int] = {}
+        #: Refuse every second copy, identical or not (``kube.typedload`` sets it: the
+        #: ordinary path then reads the input, merges identical copies or names both).
+        self.refuse_copies = False
         #: identity -> (where it was first read, what a copy is compared with).
         self._seen: dict[tuple[str, str, str], tuple[str, object]] = {}
         #: Whether ``add`` checks and remembers identities (False for watch streams).
@@ -130,11 +130,7 @@ class Converter:
         self.objects.volumes[volume.name] = volume
 
     def _add_identity(self, kind: str, namespace: str, name: str, source: str, content: object) -> bool:
-        """The typed paths' identity check: any second copy is refused (the dict path then reads
-        the input, and merges identical copies or names both)."""
         self._unique_only = True
-        if (kind, namespace, name) in self._seen:
-            content = _DIFFERENT
         try:
             return self._once(kind, namespace, name, source, content)
         except FieldError as exc:
@@ -170,6 +166,8 @@ class Converter:
             self._seen[key] = (source, content)
             return True
         ref = f"{namespace + '/' if namespace else ''}{name}"
+        if self.refuse_copies:
+            raise FieldError("metadata.name", f"{kind} {ref} appears twice")
         where = f"in {source}" if first[0] == source else f"in {first[0]} and in {source}"
         if first[1] == content:
             # ``kubectl get all,ds`` lists a DaemonSet twice, for one.
