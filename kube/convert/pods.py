@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from kube.convert.errors import FieldError, Json
 from kube.convert.fields import (
@@ -21,6 +20,7 @@ from kube.convert.fields import (
     string_map,
 )
 from kube.convert.memo import Memos
+from kube.convert.memokey import freeze
 from kube.convert.resources import pod_requests
 from kube.convert.selectors import affinity_error, affinity_terms, label_selector, node_selector
 from kube.featuregates import FeatureGates
@@ -52,64 +52,7 @@ _PROTOCOLS = ("TCP", "UDP", "SCTP")
 #: Toleration operators behind feature gate TaintTolerationComparisonOperators (Kubernetes 1.35).
 COMPARISON_OPERATORS = ("Gt", "Lt")
 DEFAULT_GATES = FeatureGates()
-#: Nesting a memo key may have; deeper constraints are refused, not recursed into.
-_MAX_KEY_DEPTH = 40
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
-
-
-def _freeze(value: Any, field: str) -> Any:
-    """A hashable copy for memo keys; scalars carry their type (``1``, ``1.0`` and ``True`` differ).
-
-    A value nested too deep, or one that is not JSON, is refused naming its full path
-    (``spec.affinity.podAffinity...values[0][0]``), found only then: the hot path builds no paths.
-    """
-    try:
-        return _frozen(value, 0)
-    except _Unfreezable:
-        path, why = _culprit(value, field, 0)
-        raise FieldError(path, why) from None
-
-
-class _Unfreezable(Exception):
-    """Raised inside ``_frozen``; ``_culprit`` then finds where."""
-
-
-def _frozen(value: Any, depth: int) -> Any:
-    if depth > _MAX_KEY_DEPTH:
-        raise _Unfreezable
-    if type(value) is str:
-        return value
-    if isinstance(value, dict):
-        return ("{", *((_frozen(k, depth + 1), _frozen(v, depth + 1)) for k, v in value.items()))
-    if isinstance(value, list):
-        return ("[", *(_frozen(v, depth + 1) for v in value))
-    try:
-        hash(value)
-    except TypeError:
-        raise _Unfreezable from None
-    return (type(value).__name__, value)
-
-
-def _culprit(value: Any, field: str, depth: int) -> tuple[str, str]:
-    """The path and reason of the first part of ``value`` that ``_frozen`` refuses."""
-    if depth > _MAX_KEY_DEPTH:
-        return field, f"nested deeper than {_MAX_KEY_DEPTH} levels"
-    children: list[tuple[str, Any]] = []
-    if isinstance(value, dict):
-        children = [(f"{field}.{k}", v) for k, v in value.items()]
-    elif isinstance(value, list):
-        children = [(f"{field}[{i}]", v) for i, v in enumerate(value)]
-    elif type(value) is not str:
-        try:
-            hash(value)
-        except TypeError:
-            return field, f"unexpected value {describe(value)}"
-    for path, child in children:
-        try:
-            _frozen(child, depth + 1)
-        except _Unfreezable:
-            return _culprit(child, path, depth + 1)
-    return field, "unreadable value"
 
 
 def _host_ports(spec: Json, notes: list[tuple[str, str]]) -> tuple[HostPort, ...]:
@@ -253,9 +196,9 @@ def pod_scheduling(spec: Json, namespace: str, memos: Memos | None = None,
         return EMPTY_SCHEDULING
     label_keys = tuple(sorted({k for c in spread or () if type(c) is dict
                                for k in (c.get("matchLabelKeys") or ()) if type(k) is str}))
-    key = (namespace, _freeze(selector, "spec.nodeSelector"), _freeze(affinity, "spec.affinity"),
-           _freeze(tolerations, "spec.tolerations"), host_ports,
-           _freeze(spread, "spec.topologySpreadConstraints"), tuple(labels.get(k) for k in label_keys))
+    key = (namespace, freeze(selector, "spec.nodeSelector"), freeze(affinity, "spec.affinity"),
+           freeze(tolerations, "spec.tolerations"), host_ports,
+           freeze(spread, "spec.topologySpreadConstraints"), tuple(labels.get(k) for k in label_keys))
     memo = memos.scheduling if memos is not None else None
     cached = memo.get(key) if memo is not None else None
     if cached is not None:
