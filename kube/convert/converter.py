@@ -55,11 +55,13 @@ class Converter:
         self._source = ""
         #: Objects read per source, to name where each copy of a duplicate is.
         self._counts: dict[str, int] = {}
+        #: The current object's number in its source (0: added by a typed path, unnumbered).
+        self._position = 0
         #: Refuse every second copy, identical or not (``kube.typedload`` sets it: the
         #: ordinary path then reads the input, merges identical copies or names both).
         self.refuse_copies = False
-        #: identity -> (where it was first read, what a copy is compared with).
-        self._seen: dict[tuple[str, str, str], tuple[str, object]] = {}
+        #: identity -> (source and position it was first read at, what a copy is compared with).
+        self._seen: dict[tuple[str, str, str], tuple[str, int, object]] = {}
         #: Whether ``add`` checks and remembers identities (False for watch streams).
         self._unique_only = True
         self._handlers: dict[str, Callable[[Json], None]] = {
@@ -96,8 +98,8 @@ class Converter:
         handler = self._handlers.get(kind)
         if handler is None:
             return
-        self._counts[source] = self._counts.get(source, 0) + 1
-        self._source = source if not unique else f"{source} (object {self._counts[source]})"
+        self._counts[source] = self._position = self._counts.get(source, 0) + 1
+        self._source = source
         self._unique_only = unique
         try:
             if kind not in _CHECKED_BY_CONVERTER and not self._unique(obj, kind, self._source):
@@ -131,6 +133,7 @@ class Converter:
 
     def _add_identity(self, kind: str, namespace: str, name: str, source: str, content: object) -> bool:
         self._unique_only = True
+        self._position = 0  # converted elsewhere: no position in the source
         try:
             return self._once(kind, namespace, name, source, content)
         except FieldError as exc:
@@ -163,13 +166,13 @@ class Converter:
         key = (kind, namespace, name)
         first = self._seen.get(key)
         if first is None:
-            self._seen[key] = (source, content)
+            self._seen[key] = (source, self._position, content)
             return True
         ref = f"{namespace + '/' if namespace else ''}{name}"
         if self.refuse_copies:
             raise FieldError("metadata.name", f"{kind} {ref} appears twice")
-        where = f"in {source}" if first[0] == source else f"in {first[0]} and in {source}"
-        if first[1] == content:
+        where = f"in {_place(first[0], first[1])} and in {_place(source, self._position)}"
+        if first[2] == content:
             # ``kubectl get all,ds`` lists a DaemonSet twice, for one.
             self.note(f"{kind}/{ref}", [("metadata.name", f"listed twice ({where}); the copies are identical "
                                                           "and read as one")])
@@ -251,3 +254,8 @@ class Converter:
 
     def _node_group(self, obj: Json) -> None:
         self.objects.node_groups.append(convert_node_group(obj, self.names, self.objects.warnings))
+
+
+def _place(source: str, position: int) -> str:
+    """Where an object was read: its source, and its number there when known."""
+    return f"{source} (object {position})" if position else source
