@@ -22,6 +22,8 @@ from typing import Any
 __all__ = ["COMMANDS", "add_commands", "run"]
 
 COMMANDS = ("scheduler-extender", "pod-webhook")
+#: The thesis webhook's opt-out annotation (``--annotation-optout``'s default).
+OPT_OUT_ANNOTATION = "arrikto.com/skip-rok-scheduler-webhook"
 EXIT_BAD_INPUT = 2
 
 log = logging.getLogger("app.scheduling")
@@ -62,12 +64,16 @@ def add_commands(sub: Any) -> None:
                           "pod's claims bound (Go duration, default 5m)")
     hook = sub.add_parser("pod-webhook", help="mutating webhook: route new pods to the storage-aware scheduler")
     _common(hook, 8443)
+    # The thesis' webhook flags (--annotation-optout, --namespaces-optin, --scheduler-name)
+    # with its defaults, so either binary serves the same deployment; the earlier names stay.
     hook.add_argument("--scheduler-name", default="storage-aware-scheduler",
                       help="spec.schedulerName set on routed pods (default storage-aware-scheduler)")
-    hook.add_argument("--namespaces", default="*",
+    hook.add_argument("--namespaces-optin", "--namespaces", dest="namespaces", default="*",
                       help="comma-separated namespace globs whose pods are routed (default *)")
-    hook.add_argument("--opt-out-annotation", default="autoscaler.storage.dev/skip-storage-scheduler",
-                      help='pods with this annotation set to "true" are left alone')
+    hook.add_argument("--annotation-optout", "--opt-out-annotation", dest="opt_out_annotation",
+                      default=OPT_OUT_ANNOTATION,
+                      help=f"pods carrying this annotation, whatever its value, are left alone "
+                           f"(default {OPT_OUT_ANNOTATION})")
     hook.add_argument("--mutation-label", default="autoscaler.storage.dev/scheduler-mutated",
                       help="label recording that the webhook routed the pod")
     hook.add_argument("--only-local-storage-pods", action="store_true",
@@ -151,21 +157,30 @@ def _routes(args: argparse.Namespace, stops: list[Any], metrics: Any) -> tuple[d
             raise _Usage(f"--reservation-timeout: {exc}") from None
         extender = Extender(view, _names(args), reservation_timeout=timeout, clock=time.monotonic, metrics=metrics)
         return extender.routes(), _ready(view)
-    from scheduling.webhook import WebhookConfig, mutate
+    from scheduling.webhook import mutate
 
-    globs = tuple(g.strip() for g in args.namespaces.split(",") if g.strip())
-    if not globs:
-        raise _Usage("--namespaces: at least one namespace glob is needed")
-    local = frozenset(p.strip() for p in args.local_provisioners.split(",") if p.strip()) \
-        or frozenset({args.storage_provisioner})
-    config = WebhookConfig(scheduler_name=args.scheduler_name, namespaces=globs,
-                           opt_out_annotation=args.opt_out_annotation, mutation_label=args.mutation_label,
-                           only_local_storage=args.only_local_storage_pods, local_provisioners=local)
-    if not args.scheduler_name:
-        raise _Usage("--scheduler-name: must not be empty")
+    config = webhook_config(args)
     # Without --only-local-storage-pods the webhook reads nothing from the cluster.
     hook_view = _view(args, webhook=True, stops=stops) if args.only_local_storage_pods else None
     return {"/mutate": lambda body: mutate(body, config, hook_view, metrics)}, _ready(hook_view)
+
+
+def webhook_config(args: argparse.Namespace) -> Any:
+    """``pod-webhook``'s flags as a ``WebhookConfig``; ``_Usage`` names a bad flag."""
+    from scheduling.webhook import WebhookConfig
+
+    globs = tuple(g.strip() for g in args.namespaces.split(",") if g.strip())
+    if not globs:
+        raise _Usage("--namespaces-optin: at least one namespace glob is needed")
+    if not args.opt_out_annotation.strip():
+        raise _Usage("--annotation-optout: must not be empty")
+    if not args.scheduler_name:
+        raise _Usage("--scheduler-name: must not be empty")
+    local = frozenset(p.strip() for p in args.local_provisioners.split(",") if p.strip()) \
+        or frozenset({args.storage_provisioner})
+    return WebhookConfig(scheduler_name=args.scheduler_name, namespaces=globs,
+                         opt_out_annotation=args.opt_out_annotation.strip(), mutation_label=args.mutation_label,
+                         only_local_storage=args.only_local_storage_pods, local_provisioners=local)
 
 
 def _ready(view: Any) -> Any:

@@ -19,6 +19,7 @@ from typing import Any
 from autoscaler.flagspec import add_to_parser, bool_flag, duration_flag, field_values, nested
 from autoscaler.flagtable import DECISION_FLAGS, EXPANDERS, ScaleDownMode
 from kube.duration import parse_duration as _parse_duration
+from kube.featuregates import FeatureGates, parse_feature_gates
 from kube.names import StorageNames
 
 __all__ = ["EXPANDERS", "ConfigError", "Options", "ScaleDownMode", "add_flags", "bool_flag", "duration_flag",
@@ -79,6 +80,8 @@ class ScaleDownOptions:
     enabled: bool = True
     #: ``--scale-down-utilization-threshold``: max(cpu, memory) at or below which a node is underutilized.
     utilization_threshold: float = 0.5
+    #: ``--scale-down-gpu-utilization-threshold``: GPU use at or below which a GPU node is underutilized.
+    gpu_utilization_threshold: float = 0.5
     #: ``--scale-down-storage-utilization-threshold``: storage utilization above which a node is kept.
     storage_utilization_threshold: float = 0.5
     #: ``--scale-down-unneeded-time`` (s).
@@ -135,6 +138,10 @@ class Options:
     priority_config_file: str | None = None
     #: Seed of the random expander (the live loop leaves it unset).
     random_seed: int | None = None
+    #: ``--feature-gates``: the Kubernetes gates the simulation models (``kube.featuregates``).
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    #: Gates ``--feature-gates`` named that are not modelled (accepted, logged once).
+    ignored_feature_gates: tuple[str, ...] = ()
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -184,4 +191,8 @@ def options_from_args(args: argparse.Namespace) -> Options:
     # simulate leaves it unset so the scenario's own value applies; 10 s is CA's default.
     if top["scan_interval"] is None:
         top["scan_interval"] = 10.0
+    try:
+        top["feature_gates"], top["ignored_feature_gates"] = parse_feature_gates(str(args.feature_gates or ""))
+    except ValueError as exc:
+        raise ConfigError(f"--feature-gates: {exc}") from None
     return Options(**top)

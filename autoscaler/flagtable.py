@@ -206,8 +206,11 @@ DECISION_FLAGS: tuple[Flag, ...] = (
          ignored=_ALL_NODES),
     Flag("scale-down-delay-type-local", "Apply the scale-down delays per node group.", bool_flag, False, kind=B,
          ignored="the delays are cluster-wide"),
-    Flag("scale-down-gpu-utilization-threshold", "GPU utilization threshold of accelerator nodes.", ratio_flag,
-         0.5, ignored=_NO_GPU),
+    _down("scale-down-gpu-utilization-threshold", "GPU nodes at or below this GPU utilization are underutilized "
+          "(a group's scaledowngpuutilizationthreshold option overrides it).", ratio_flag, 0.5,
+          "gpu_utilization_threshold"),
+    Flag("feature-gates", "Kubernetes feature gates, KEY=BOOL,...; modelled: TaintTolerationComparisonOperators "
+         "(default false, as Kubernetes 1.35); others are accepted and named once.", str, ""),
     Flag("gpu-total", "GPU_TYPE:MIN:MAX limits (repeatable).", str, [], kind=L, ignored=_NO_GPU),
     Flag("unremovable-node-recheck-timeout", "How long an unremovable node is not rechecked.", duration_flag,
          300.0, ignored=_ALL_NODES),

@@ -2,7 +2,8 @@
 
 Upstream's ``NodeGroupAutoscalingOptions`` names (``scaledownutilizationthreshold``,
 ``scaledownunneededtime``, ...) read case-insensitively into ``GroupOptions``;
-thresholds are numbers, times are Go durations. Shared by the providers that take
+thresholds are numbers, times are Go durations, ``ignoredaemonsetsutilization``
+a boolean (``kube.autoscaling_options``). Shared by the providers that take
 them from tags (GCE metadata, Azure tags), so the words and the errors are the same; AWS
 reads the five options CA's AWS provider reads with its own log-and-ignore reader (``aws/tags.py``).
 """
@@ -13,21 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from cloudproviders.interface import CloudError, GroupOptions
-from kube.duration import parse_duration
+from kube.autoscaling_options import OPTION_FIELDS, parse_option_value
 
 __all__ = ["OPTION_FIELDS", "TAINT_EFFECTS", "parse_group_options"]
 
 #: ``core/v1`` taint effects, for taints given in tags.
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-
-#: CA's option name (lower case) -> ``GroupOptions`` field.
-OPTION_FIELDS = {
-    "scaledownutilizationthreshold": "scale_down_utilization_threshold",
-    "scaledowngpuutilizationthreshold": "scale_down_gpu_utilization_threshold",
-    "scaledownunneededtime": "scale_down_unneeded_seconds",
-    "scaledownunreadytime": "scale_down_unready_seconds",
-    "maxnodeprovisiontime": "max_node_provision_seconds",
-}
 
 
 def parse_group_options(options: Mapping[str, str], where: str) -> GroupOptions:
@@ -38,7 +30,7 @@ def parse_group_options(options: Mapping[str, str], where: str) -> GroupOptions:
         if field is None:
             raise CloudError(f"{where}: unknown autoscaling option {key!r} (one of {', '.join(OPTION_FIELDS)})")
         try:
-            values[field] = float(text) if field.endswith("threshold") else parse_duration(text)
+            values[field] = parse_option_value(field, text.strip())
         except ValueError as exc:
             raise CloudError(f"{where}: autoscaling option {key}={text!r}: {exc}") from None
-    return GroupOptions(**values)
+    return GroupOptions.of(values)

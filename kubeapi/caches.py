@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from kube.clusterapi import ViewUnavailable
+from kube.featuregates import FeatureGates
 from kube.model import (
     ClusterObjects,
     Controller,
@@ -45,14 +46,14 @@ class Caches:
 
     def __init__(self, transport: Transport, names: StorageNames, *, namespace: str = "kube-system",
                  kinds: Sequence[Kind] = KINDS, watch_seconds: int = 300,
-                 backoff: tuple[float, float] = (0.2, 30.0)) -> None:
+                 backoff: tuple[float, float] = (0.2, 30.0), gates: FeatureGates | None = None) -> None:
         self._lock = threading.RLock()
         self._listeners: list[Listener] = []
         #: Incremented on every applied event and every completed LIST.
         self.version = 0
         self.informers: dict[str, Informer] = {
             kind.name: Informer(kind, transport, names, self._lock, self._changed, namespace=namespace,
-                                watch_seconds=watch_seconds, backoff=backoff)
+                                watch_seconds=watch_seconds, backoff=backoff, gates=gates)
             for kind in kinds
         }
 

@@ -24,6 +24,7 @@ import msgspec
 
 from kube.clusterapi import ClusterAPIError, NotFound
 from kube.convert import Converter, InputError
+from kube.featuregates import FeatureGates
 from kube.model import Unreadable
 from kube.names import StorageNames
 from kube.unreadable import unreadable_of
@@ -43,11 +44,12 @@ Listener = Callable[[str, str, object], None]
 class Informer:
     def __init__(self, kind: Kind, transport: Transport, names: StorageNames, lock: threading.RLock,
                  on_change: Callable[[str, str, object], None], *, namespace: str = "",
-                 watch_seconds: int = 300, backoff: tuple[float, float] = (0.2, 30.0)) -> None:
+                 watch_seconds: int = 300, backoff: tuple[float, float] = (0.2, 30.0),
+                 gates: FeatureGates | None = None) -> None:
         self.kind = kind
         self.path = kind.path.format(namespace=namespace)
         self._transport = transport
-        self._converter = Converter(names)
+        self._converter = Converter(names, gates)
         #: Pods, claims and volumes skip the dict tree (``plan``'s typed decoders).
         self._typed = typed_decoder(kind.kind, self._converter.memos)
         self._lock = lock

@@ -203,7 +203,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
                 provider = provider_for(settings)
                 from app.run.wiring import connect
 
-                live = connect(settings, stop)
+                live = connect(settings, stop, options.feature_gates)
                 return serve(settings, options, live, provider, stop)
             except StartupError as exc:
                 sys.stderr.write(f"autoscaler run: {exc}\n")

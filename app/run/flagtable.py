@@ -192,7 +192,6 @@ RUN_FLAGS: tuple[Flag, ...] = (
              "use `autoscaler plan` on a snapshot instead"),
     _ca_only("record-duplicated-events", B, False, "Record repeated events within 5 minutes.",
              "repeats are counted on one Event, as client-go does"),
-    _ca_only("feature-gates", str, "", "KEY=BOOL,... for alpha features.", "no feature gates yet"),
     _ca_only("cluster-name", str, "", "Name of the autoscaled cluster.", "node groups come from their flags"),
     _ca_only("async-node-groups", B, False, "Create and delete node groups asynchronously.",
              "no node autoprovisioning"),

@@ -27,7 +27,7 @@ from typing import Any, Generic, TypeVar
 
 from cloudproviders.interface import GroupOptions
 from cloudproviders.options import OPTION_FIELDS, TAINT_EFFECTS
-from kube.duration import parse_duration
+from kube.autoscaling_options import parse_option_value
 from kube.model import Taint
 from kube.quantity import QuantityError, parse_cpu_millis, parse_quantity
 
@@ -125,7 +125,7 @@ def options_from_tags(tags: Mapping[str, str]) -> FromTags[GroupOptions]:
             dropped.append(f"tag {tag}: unknown autoscaling option (one of {', '.join(OPTION_FIELDS)})")
             continue
         try:
-            values[field] = float(text) if field.endswith("threshold") else parse_duration(text, signed=True)
+            values[field] = parse_option_value(field, text)
         except ValueError as exc:
             dropped.append(f"tag {tag}={raw!r}: {exc}")
-    return FromTags(GroupOptions(**values), tuple(dropped))
+    return FromTags(GroupOptions.of(values), tuple(dropped))

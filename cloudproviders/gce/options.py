@@ -14,7 +14,7 @@ from typing import Any
 
 from cloudproviders.interface import GroupOptions
 from cloudproviders.options import OPTION_FIELDS
-from kube.duration import parse_duration
+from kube.autoscaling_options import parse_option_value
 
 __all__ = ["group_options"]
 
@@ -28,8 +28,7 @@ def group_options(options: Mapping[str, str] | None, group: str) -> GroupOptions
         if text is None:
             continue
         try:
-            # Go's ParseDuration takes a sign; a threshold is any float.
-            values[field] = float(text) if field.endswith("threshold") else parse_duration(text, signed=True)
+            values[field] = parse_option_value(field, text)
         except ValueError:
             _log.warning("autoscaling option ignored", extra={"node_group": group, "option": key, "value": text})
-    return GroupOptions(**values)
+    return GroupOptions.of(values)

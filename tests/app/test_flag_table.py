@@ -111,12 +111,12 @@ def test_help_shows_every_flag_with_its_default(capsys: pytest.CaptureFixture[st
 
 def test_ignored_flags_warn_once_each_at_start_up(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     argv = ["run", "--nodes=1:2:ng", f"--kubeconfig={tmp_path / 'missing'}", "--profiling",
-            "--scale-down-gpu-utilization-threshold=0.7", "--enable-provisioning-requests=true", "--v=2"]
+            "--unremovable-node-recheck-timeout=7m", "--enable-provisioning-requests=true", "--v=2"]
     assert main(argv) == 2
     err = capsys.readouterr().err.splitlines()
     warned = [line for line in err if "has no effect here" in line]
     assert len(warned) == 3
-    for name in ("profiling", "scale-down-gpu-utilization-threshold", "enable-provisioning-requests"):
+    for name in ("profiling", "unremovable-node-recheck-timeout", "enable-provisioning-requests"):
         assert sum(f"flag --{name} " in line for line in warned) == 1
 
 

@@ -158,11 +158,12 @@ def test_group_options_from_tags(world: AwsWorld) -> None:
     group = the_group(world, instance_type="m5.xlarge", tags={
         OPTION + "scaledownutilizationthreshold": "0.3", OPTION + "scaledowngpuutilizationthreshold": "0.6",
         OPTION + "scaledownunneededtime": "20m", OPTION + "scaledownunreadytime": "-1s",
-        OPTION + "maxnodeprovisiontime": "bad", OPTION + "somethingelse": "1"})
+        OPTION + "maxnodeprovisiontime": "bad", OPTION + "somethingelse": "1",
+        OPTION + "ignoredaemonsetsutilization": "true"})
     assert isinstance(group, WithGroupOptions)
     assert group.group_options() == GroupOptions(
         scale_down_utilization_threshold=0.3, scale_down_gpu_utilization_threshold=0.6,
-        scale_down_unneeded_seconds=1200.0, scale_down_unready_seconds=-1.0)
+        scale_down_unneeded_seconds=1200.0, scale_down_unready_seconds=-1.0, ignore_daemonsets_utilization=True)
 
 
 @pytest.mark.parametrize(("launch", "price_file", "price"), [
