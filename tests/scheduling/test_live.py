@@ -80,7 +80,8 @@ def test_reservation_released_when_the_provisioner_binds(live: tuple[FakeAPIServ
     api.state.put_all([pvc_json("c", "120Gi"), pvc_json("d", "100Gi"), pod_json("big", claims=["c"]),
                        pod_json("other", claims=["d"])])
     eventually(lambda: client.post("/filter", extender_args(pod_json("big", claims=["c"]), names=["n200"]))[
-        "NodeNames"] == ["n200"], what="claims c and d in the caches")
+        "NodeNames"] == ["n200"] and extender.book.get("uid-default-big") is not None,
+        what="claims c and d, and pod big, in the caches")
     # other's 100Gi no longer fits next to big's 120Gi in flight.
     assert client.post("/filter", extender_args(pod_json("other", claims=["d"]), names=["n200"]))["NodeNames"] == []
     # The provisioner binds c to a PV pinned to n200, the driver lowers the annotation.
@@ -93,16 +94,21 @@ def test_reservation_released_when_the_provisioner_binds(live: tuple[FakeAPIServ
     assert after["FailedNodes"] == {"n200": REASON_NOT_ENOUGH_SPACE}  # 80Gi left: honest, not reserved
 
 
-def test_unsynced_caches_answer_with_an_error(tmp_path: Path) -> None:
+def test_unsynced_caches_answer_with_an_error_unless_the_pod_has_no_claims(tmp_path: Path) -> None:
     with FakeAPIServer(bookmark_seconds=0.1) as api:
         kubeconfig = str(api.write_kubeconfig(tmp_path / "kubeconfig"))
         transport = Transport(api_client(kubeconfig), TokenBucket(1000.0, 1000), timeout=(1.0, 1.0))
         caches = Caches(transport, StorageNames(), kinds=scheduling_kinds())  # never started
         extender = Extender(CachesView(caches), NAMES, reservation_timeout=300.0, clock=time.monotonic)
         with serving(extender.routes()) as client:
-            result = client.post("/filter", extender_args(pod_json("web"), names=["n1"]))
-            status, answer = client.post_raw("/prioritize", json.dumps(extender_args(pod_json("w"), names=[])).encode())
-    assert "no complete view of the cluster" in result["Error"]
+            local = client.post("/filter", extender_args(pod_json("web", claims=["a"]), names=["n1"]))
+            plain = client.post("/filter", extender_args(pod_json("web"), names=["n1", "n2"]))
+            body = json.dumps(extender_args(pod_json("w", claims=["a"]), names=[])).encode()
+            status, answer = client.post_raw("/prioritize", body)
+    assert "no complete view of the cluster" in local["Error"]
+    assert local["NodeNames"] is None
+    assert plain == {"NodeNames": ["n1", "n2"], "Nodes": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
+                     "Error": ""}
     assert status == 400 and "no complete view" in answer["error"]
 
 
