@@ -17,8 +17,9 @@ thread beside the caller's synchronous code. What this module adds is policy:
 * JSON nested too deep, or denser in objects than ``_MAX_CONTAINER_DENSITY`` allows, is a
   400 before routes see it; every refused client costs one log line, never a traceback;
 * TLS through ``scheduling.tls`` (a certificate and key reloaded as a pair, optional
-  client-certificate verification), the handshake done here so a failed one is logged
-  as one line naming the peer.
+  client-certificate verification: with a client CA, POST routes answer 403 to a client
+  without a certificate), the handshake done here so a failed one is logged as one line
+  naming the peer.
 
 Routes stay what they were: POST routes take the decoded JSON body (or ``Undecodable``)
 and return a JSON-serializable answer, raising ``BadRequest`` for a 400; GET pages take
@@ -33,6 +34,7 @@ import asyncio
 import logging
 import resource
 import socket
+import ssl
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -246,6 +248,8 @@ class HttpServer:
 
     async def _post(self, request: web.Request) -> web.StreamResponse:
         route = self._routes[request.path]
+        if self._tls is not None and self._tls.files.client_ca_file and not _has_client_certificate(request):
+            return _refuse(request, 403, "a client certificate signed by --client-ca-file is required")
         try:
             body = decode_json(await self._body(request))
             answer = route(body)
@@ -260,6 +264,10 @@ class HttpServer:
     async def _body(self, request: web.Request) -> bytes:
         limit = self.limits.max_request_bytes
         length = request.content_length
+        if length is None and "Transfer-Encoding" not in request.headers:
+            # HTTP/1.1 says such a request has no body, so whatever follows is the next request:
+            # a proxy in front may disagree (smuggling). Refuse, and close the connection.
+            raise _Refused(411, "a POST needs Content-Length or Transfer-Encoding: chunked")
         if length is not None and length > limit:
             raise _Refused(413, f"body of {length} bytes is over the limit of {limit} bytes")
         try:
@@ -269,6 +277,13 @@ class HttpServer:
             raise _Refused(413, f"chunked body over the limit of {limit} bytes") from None
         except TimeoutError:
             raise _Refused(408, f"body not received within {self.limits.body_timeout:g}s") from None
+
+
+def _has_client_certificate(request: web.Request) -> bool:
+    """The client presented a certificate (the handshake has verified it against the CA)."""
+    transport = request.transport
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    return isinstance(ssl_object, ssl.SSLObject) and bool(ssl_object.getpeercert())
 
 
 def _json(status: int, payload: object) -> web.Response:

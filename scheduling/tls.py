@@ -7,7 +7,8 @@ context is therefore built afresh, and swapped in, only when the files as a whol
 not match (or a half-written file) keeps the previous context serving, with one log line
 per change of the files. With ``client_ca_file`` the server asks for a client
 certificate and accepts only one signed by that CA (kube-scheduler's extender
-``tlsConfig.certFile`` / the API server's webhook client certificate).
+``tlsConfig.certFile`` / the API server's webhook client certificate); the server's
+POST routes answer only clients that presented one.
 """
 
 from __future__ import annotations
@@ -50,8 +51,11 @@ def build_context(files: TLSFiles) -> ssl.SSLContext:
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.load_cert_chain(files.cert_file, files.key_file)
     if files.client_ca_file:
+        # OPTIONAL, not REQUIRED: a certificate, when presented, must chain to the CA (else the
+        # handshake fails), while the kubelet's probes, which present none, still reach
+        # /healthz and /readyz. The POST routes then refuse a client without one (403).
         context.load_verify_locations(cafile=files.client_ca_file)
-        context.verify_mode = ssl.CERT_REQUIRED
+        context.verify_mode = ssl.CERT_OPTIONAL
     return context
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
+import socket
 import ssl
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -90,3 +92,27 @@ def extender_args(pod: Json, names: Sequence[str] | None = None, nodes: Sequence
         "Nodes": None if nodes is None else {"metadata": {}, "items": list(nodes)},
         "NodeNames": None if names is None else list(names),
     }
+
+
+def exchange(port: int, data: bytes, *, wait: float = 3.0, chunks: Sequence[bytes] = ()) -> bytes:
+    """Send raw bytes (then ``chunks``), read until the server closes or ``wait`` seconds pass
+    without a byte; what came back. For requests no client library would send."""
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as sock:
+        sock.sendall(data)
+        for chunk in chunks:
+            sock.sendall(chunk)
+        out = b""
+        try:
+            while True:
+                got = sock.recv(65536)
+                if not got:
+                    break
+                out += got
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return out
+
+
+def statuses(answer: bytes) -> list[int]:
+    """The status codes of every response in ``answer``, in order."""
+    return [int(code) for code in re.findall(rb"HTTP/1\.[01] (\d{3}) ", answer)]
