@@ -19,7 +19,7 @@ import time
 from types import FrameType
 from typing import Any
 
-__all__ = ["COMMANDS", "add_commands", "run"]
+__all__ = ["COMMANDS", "add_commands", "ready_check", "run"]
 
 COMMANDS = ("scheduler-extender", "pod-webhook")
 EXIT_BAD_INPUT = 2
@@ -169,7 +169,7 @@ def _routes(args: argparse.Namespace, stops: list[Any], metrics: Any) -> tuple[d
         except ValueError as exc:
             raise _Usage(f"--reservation-timeout: {exc}") from None
         extender = Extender(view, _names(args), reservation_timeout=timeout, clock=time.monotonic, metrics=metrics)
-        return extender.routes(), _ready(view)
+        return extender.routes(), ready_check(view)
     from scheduling.webhook import WebhookConfig, mutate
 
     globs = tuple(g.strip() for g in args.namespaces.split(",") if g.strip())
@@ -184,10 +184,10 @@ def _routes(args: argparse.Namespace, stops: list[Any], metrics: Any) -> tuple[d
         raise _Usage("--scheduler-name: must not be empty")
     # Without --only-local-storage-pods the webhook reads nothing from the cluster.
     hook_view = _view(args, webhook=True, stops=stops) if args.only_local_storage_pods else None
-    return {"/mutate": lambda body: mutate(body, config, hook_view, metrics)}, _ready(hook_view)
+    return {"/mutate": lambda body: mutate(body, config, hook_view, metrics)}, ready_check(hook_view)
 
 
-def _ready(view: Any) -> Any:
+def ready_check(view: Any) -> Any:
     """``/readyz``'s check: None when the view is complete and current, else why not."""
     from kube.clusterapi import ViewUnavailable
 

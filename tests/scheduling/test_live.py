@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +29,8 @@ from simulator.volumes import REASON_NOT_ENOUGH_SPACE
 from tests.factories import NAMES, node_json, pod_json, pv_json, pvc_json, storage_class_json
 from tests.fakeapi import FakeAPIServer
 from tests.kubeapi.conftest import eventually
-from tests.scheduling.wire import Client, extender_args, serving
+from app.scheduling_cmd import ready_check
+from tests.scheduling.wire import Client, extender_args, server_at, serving
 
 REPO = Path(__file__).resolve().parents[2]
 Json = dict[str, Any]
@@ -110,6 +112,46 @@ def test_unsynced_caches_answer_with_an_error_unless_the_pod_has_no_claims(tmp_p
     assert plain == {"NodeNames": ["n1", "n2"], "Nodes": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
                      "Error": ""}
     assert status == 400 and "no complete view" in answer["error"]
+
+
+def test_a_hung_watch_marks_the_view_stale(tmp_path: Path) -> None:
+    """A watch that goes silent (here: its reopen never answers) makes /readyz 503 after
+    ``stale_after`` (45 s as deployed, under a minute); pods without claims still pass."""
+    with FakeAPIServer(bookmark_seconds=0.2) as api:
+        seed(api)
+        kubeconfig = str(api.write_kubeconfig(tmp_path / "kubeconfig"))
+        transport = Transport(api_client(kubeconfig), TokenBucket(1000.0, 1000), timeout=(1.0, 1.0))
+        caches = Caches(transport, NAMES, kinds=scheduling_kinds(), watch_seconds=1, backoff=(0.01, 0.1),
+                        stale_after=1.5)
+        caches.start()
+        view = CachesView(caches)
+        extender = Extender(view, NAMES, reservation_timeout=300.0, clock=time.monotonic)
+        server = server_at(extender.routes(), ready=ready_check(view))
+        client = Client(server)
+        try:
+            assert caches.wait_synced(5.0), caches.unavailable_reason()
+            assert get_status(server.port, "/readyz") == 200
+            api.fail(r"/api/v1/nodes$", "timeout", times=3, watch=True, delay=4.0)
+            started = time.monotonic()
+            eventually(lambda: get_status(server.port, "/readyz") == 503, timeout=5.0, what="/readyz 503")
+            noticed = time.monotonic() - started
+            plain = client.post("/filter", extender_args(pod_json("p"), names=["n100"]))
+            local = client.post("/filter", extender_args(pod_json("web", claims=["a"]), names=["n100"]))
+        finally:
+            client.close()
+            server.close()
+            caches.stop()
+    assert noticed < 4.0
+    assert plain["NodeNames"] == ["n100"] and plain["Error"] == ""
+    assert "silent for" in local["Error"]
+
+
+def get_status(port: int, path: str) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
 
 
 # --- the commands, as deployed ---------------------------------------------------------------
