@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from app.scheduling_cmd import ready_check
 from kube.names import StorageNames
 from kubeapi.caches import Caches
 from kubeapi.config import api_client
@@ -29,7 +30,6 @@ from simulator.volumes import REASON_NOT_ENOUGH_SPACE
 from tests.factories import NAMES, node_json, pod_json, pv_json, pvc_json, storage_class_json
 from tests.fakeapi import FakeAPIServer
 from tests.kubeapi.conftest import eventually
-from app.scheduling_cmd import ready_check
 from tests.scheduling.wire import Client, extender_args, server_at, serving
 
 REPO = Path(__file__).resolve().parents[2]
