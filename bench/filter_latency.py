@@ -107,6 +107,9 @@ def build_cluster_json(nodes: int, bound_claims: int, seed: int = 1) -> list[Jso
     for claim, size, cls in (("new-a", "400Gi", "rok"), ("new-b", "600Gi", "rok"), ("net-a", "150Gi", "net")):
         out.append(_pvc(claim, size, cls, ""))
     out.extend(_pvc(f"small-{i}", "5Gi", "rok", "") for i in range(IN_FLIGHT))
+    # The pods themselves: the extender holds bytes only for pods the cluster shows.
+    out.extend(pod(f"in-flight-{i}", [f"small-{i}"]) for i in range(IN_FLIGHT))
+    out.extend(pod(kind, claims) for kind, claims in KINDS.items())
     return out
 
 
@@ -156,10 +159,11 @@ def _cluster_file(objects_json: list[Json], directory: str) -> str:
     return path
 
 
-def _start(snapshot: str) -> tuple[subprocess.Popen[str], int]:
-    """``python -m autoscaler scheduler-extender`` on loopback, as deployed (its own process)."""
+def _start(snapshot: str, command: str = "scheduler-extender") -> tuple[subprocess.Popen[str], int]:
+    """``python -m autoscaler scheduler-extender`` (or ``pod-webhook``) on loopback, as deployed
+    (its own process)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "autoscaler", "scheduler-extender", "--snapshot", snapshot, "--insecure-http",
+        [sys.executable, "-m", "autoscaler", command, "--snapshot", snapshot, "--insecure-http",
          "--address", "127.0.0.1", "--port", "0"],
         stderr=subprocess.PIPE, text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.stderr is not None
