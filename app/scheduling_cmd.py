@@ -24,7 +24,7 @@ __all__ = ["COMMANDS", "add_commands", "ready_check", "run"]
 COMMANDS = ("scheduler-extender", "pod-webhook")
 EXIT_BAD_INPUT = 2
 #: The watch caches' ``timeoutSeconds``: a healthy watch ends and reopens this often, so a
-#: silence of ``STALE_AFTER_SECONDS`` means a hung connection (docs/scheduling.md).
+#: silence of ``STALE_AFTER_SECONDS`` means a hung connection (docs/network.md).
 WATCH_SECONDS = 30
 STALE_AFTER_SECONDS = 45.0
 
@@ -32,7 +32,7 @@ log = logging.getLogger("app.scheduling")
 
 
 #: ``--max-request-bytes`` defaults. The extender's is sized for ExtenderArgs carrying whole
-#: Nodes (``nodeCacheCapable: false``) at 5,000 nodes (docs/scheduling.md, "Request limits");
+#: Nodes (``nodeCacheCapable: false``) at 5,000 nodes (docs/network.md, "Limits");
 #: the webhook's for one AdmissionReview of a pod (etcd keeps objects under 1.5 MiB).
 MAX_REQUEST_BYTES = {"scheduler-extender": 48 << 20, "pod-webhook": 4 << 20}
 

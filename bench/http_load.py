@@ -34,7 +34,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from bench.filter_latency import _cluster_file, _percentile, _start, build_cluster_json, pod
+from bench.filter_latency import _cluster_file, _cpu_seconds, _percentile, _start, build_cluster_json, pod
 
 __all__ = ["main"]
 
@@ -88,12 +88,6 @@ def kubelet_node(i: int, images: int) -> Json:
 
 
 # --- the servers ------------------------------------------------------------------------------
-def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
-        fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _peak_rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/status", encoding="ascii") as handle:
         for line in handle:
@@ -163,8 +157,9 @@ async def _oversized(port: int, chunked: bool) -> tuple[int, float]:
     block = b"[{}," * (MB // 4)
     status = 0
     try:
-        for _ in range(60):
-            writer.write(b"%x\r\n%s\r\n" % (len(block), block) if chunked else block)
+        # With a length the answer comes before any body byte; a chunked body is sent until refused.
+        for _ in range(60 if chunked else 0):
+            writer.write(b"%x\r\n%s\r\n" % (len(block), block))
             await writer.drain()
             if reader.at_eof() or reader._buffer:  # type: ignore[attr-defined]  # answered early
                 break
