@@ -237,6 +237,10 @@ def test_pod_webhook_command_from_a_snapshot(tmp_path: Path) -> None:
     pytest.param(["scheduler-extender", "--insecure-http", "--snapshot", "x", "--reservation-timeout", "soon"],
                  "--reservation-timeout", id="bad-duration"),
     pytest.param(["pod-webhook", "--insecure-http", "--namespaces", " , "], "--namespaces", id="no-globs"),
+    pytest.param(["scheduler-extender", "--insecure-http", "--client-ca-file", "ca.crt", "--snapshot", "x"],
+                 "--client-ca-file exclude each other", id="client-ca-without-tls"),
+    pytest.param(["pod-webhook", "--insecure-http", "--max-request-bytes", "0"], "--max-request-bytes: must be "
+                 "positive", id="no-body-allowed"),
     pytest.param(["pod-webhook", "--tls-cert-file", "/nonexistent.crt", "--tls-private-key-file", "/nonexistent.key"],
                  "cannot listen on", id="tls-files-missing"),
 ])
