@@ -31,6 +31,7 @@ more than it saves.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import resource
 import socket
@@ -184,8 +185,9 @@ class HttpServer:
 
     def close(self, timeout: float = 5.0) -> None:
         loop, stop = self._loop, self._stop
-        if loop is not None and stop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(stop.set)
+        if loop is not None and stop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop already ended
+                loop.call_soon_threadsafe(stop.set)
         if self._thread is not None:
             self._thread.join(timeout)
         self._sock.close()
@@ -196,7 +198,9 @@ class HttpServer:
         self._loop = loop
         try:
             loop.run_until_complete(self._serve(started))
-        except BaseException as exc:  # reported to start(); a crash later is logged by the loop
+        except BaseException as exc:
+            if started.is_set():  # serving had begun: nobody waits on start() any more
+                log.error("%s server on port %d stopped: %s: %s", self._name, self.port, type(exc).__name__, exc)
             failure.append(exc)
             started.set()
         finally:
