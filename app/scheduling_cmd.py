@@ -131,8 +131,11 @@ def _view(args: argparse.Namespace, *, webhook: bool, stops: list[Any]) -> Any:
         transport = Transport(api_client(args.kubeconfig), TokenBucket(args.kube_client_qps, args.kube_client_burst))
     except ClusterAPIError as exc:
         raise _Usage(str(exc)) from None
+    # Only the extender's view goes stale: deciding on old capacity strands pods, while the
+    # webhook routes any pod it cannot judge, so a stale view must not make it unready
+    # (an unready webhook routes nothing: failurePolicy Ignore admits pods unchanged).
     caches = Caches(transport, _names(args), kinds=scheduling_kinds(webhook=webhook), watch_seconds=WATCH_SECONDS,
-                    stale_after=STALE_AFTER_SECONDS)
+                    stale_after=None if webhook else STALE_AFTER_SECONDS)
     caches.start()
     stops.append(caches.stop)
     if not caches.wait_synced(sync_timeout):
