@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from app.scheduling_cmd import STALE_AFTER_SECONDS, WATCH_SECONDS
 from tests.factories import node_json, pod_json, pvc_json, storage_class_json
 from tests.scheduling.certs import issue
 from tests.scheduling.test_live import start, stop
@@ -103,3 +104,10 @@ def test_client_ca_file_from_the_command_line(tmp_path: Path) -> None:
     finally:
         assert stop(proc) == 0
     assert codes == [403, 200]
+
+
+def test_a_hung_watch_is_noticed_within_a_minute_as_deployed() -> None:
+    """A healthy watch is reopened every WATCH_SECONDS, so silence past STALE_AFTER_SECONDS is a
+    hung connection; the bound the extender's /readyz answers within (tested scaled down in
+    test_live.test_a_hung_watch_marks_the_view_stale)."""
+    assert WATCH_SECONDS < STALE_AFTER_SECONDS < 60
