@@ -7,8 +7,9 @@ thread beside the caller's synchronous code. What this module adds is policy:
 
 * a listen backlog of ``Limits.backlog`` (a burst of pod creations must not be dropped);
 * a body limit per server, refused with 413 from ``Content-Length`` before a byte of the
-  body is read, or as soon as a chunked body passes it; a body must arrive within
-  ``body_timeout`` (408); compressed bodies are not inflated;
+  body is read, or as soon as a chunked body passes it (the rest is discarded for a
+  moment, then the connection closed); a body must arrive within ``body_timeout`` (408);
+  compressed bodies are not inflated;
 * idle and half-sent requests are closed after ``idle_timeout`` (aiohttp's keep-alive
   timer, which also runs before the first request), a TLS handshake must finish within
   ``handshake_timeout``, and past ``max_connections`` (or near the process's descriptor
@@ -64,6 +65,11 @@ _DECODER = msgspec.json.Decoder()
 #: 60 MB into 1.5 GB. A NodeList of full nodes averages one per ~40 bytes, a pod ~1 per 30.
 _MAX_CONTAINER_DENSITY = 12
 _CONTAINER_ALLOWANCE = 4096
+
+#: After refusing a body, read and discard what the client still sends for this long before
+#: closing (a lingering close, as nginx does): a client that writes its whole body before
+#: reading then sees the 413 instead of a connection reset. Nothing read is kept.
+_LINGER_SECONDS = 2.0
 
 
 class BadRequest(Exception):
@@ -215,7 +221,7 @@ class HttpServer:
             app.router.add_post(path, self._tracked(self._post))
         runner = web.AppRunner(
             app, handle_signals=False, access_log=None, logger=OneLineLogger(log),
-            keepalive_timeout=self.limits.idle_timeout, lingering_time=0, auto_decompress=False,
+            keepalive_timeout=self.limits.idle_timeout, lingering_time=_LINGER_SECONDS, auto_decompress=False,
             max_line_size=self.limits.max_header_bytes, max_field_size=self.limits.max_header_bytes)
         await runner.setup()
         factory = runner.server
@@ -295,7 +301,8 @@ def _json(status: int, payload: object) -> web.Response:
 
 
 def _refuse(request: web.Request, status: int, message: str) -> web.Response:
-    """One log line, a JSON error, and the connection closed (its unread body is not drained)."""
+    """One log line, a JSON error, and the connection closed once the client stops sending (at
+    most ``_LINGER_SECONDS``; an unread body is discarded, never buffered)."""
     log.warning("%s %s from %s refused (%d): %s", request.method, request.path, request.remote, status, message)
     response = _json(status, {"error": message})
     response.force_close()
