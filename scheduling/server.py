@@ -210,6 +210,7 @@ class HttpServer:
             failure.append(exc)
             started.set()
         finally:
+            loop.run_until_complete(_cancel_the_rest())
             loop.close()
 
     async def _serve(self, started: threading.Event) -> None:
@@ -287,6 +288,14 @@ class HttpServer:
             raise _Refused(413, f"chunked body over the limit of {limit} bytes") from None
         except TimeoutError:
             raise _Refused(408, f"body not received within {self.limits.body_timeout:g}s") from None
+
+
+async def _cancel_the_rest() -> None:
+    """Handlers still lingering on a closed connection end here, not as "destroyed" tasks."""
+    pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
 
 
 def _has_client_certificate(request: web.Request) -> bool:
