@@ -70,6 +70,9 @@ class Informer:
         self.down: str | None = "not listed yet"
         self.relists = 0
         self.watch_errors = 0
+        #: ``time.monotonic()`` of the last sign of life: a LIST, a watch opened, any event (bookmarks
+        #: included). A watch that says nothing for longer than its ``timeoutSeconds`` is hung.
+        self.last_heard = 0.0
         self._failures = 0  # consecutive failures of the current outage
         #: An optional kind the server does not serve (404 on LIST): empty, synced, not watched.
         self._absent = False
@@ -90,6 +93,11 @@ class Informer:
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
+
+    @property
+    def absent(self) -> bool:
+        """An optional kind this API server does not serve: nothing is watched."""
+        return self._absent
 
     def _run(self) -> None:
         delay = self._backoff[0]
@@ -184,6 +192,7 @@ class Informer:
             self.synced = True
             self.down = None
             self.relists += 1
+            self.last_heard = time.monotonic()
         self._on_change(self.kind.name, "SYNCED", None)
         log.info("%s: listed %d at resourceVersion %s (fetch %.2fs, decode and convert %.2fs)", self.kind.name,
                  len(self.store), self.resource_version, fetched - started, time.perf_counter() - fetched)
@@ -234,8 +243,10 @@ class Informer:
         self._recovered()
         with self._lock:
             self.down = None
+            self.last_heard = time.monotonic()
         try:
             for event in stream:
+                self.last_heard = time.monotonic()
                 self._apply(event)
                 if self._stop.is_set():
                     break
