@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from autoscaler.config import ConfigError, Options, add_flags, options_from_args
+from autoscaler.flagspec import ignored_given
+from autoscaler.flagtable import DECISION_FLAGS
 
 if TYPE_CHECKING:
     from autoscaler.runonce import LoopDecision
@@ -46,22 +48,31 @@ def _now(text: str | None) -> float:
     return parsed.timestamp()
 
 
+#: ``simulate --max-simulated-loops``' default: about 20 minutes at the ~1 ms a loop of the
+#: shipped scenarios (mixed-day: 8,640 loops in about 8 s), far beyond any of them.
+DEFAULT_MAX_LOOPS = 1_000_000
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="autoscaler", description="A storage-aware Kubernetes Cluster Autoscaler.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    plan = sub.add_parser("plan", help="what the autoscaler would do with a cluster snapshot (offline)")
+    # Go's flag package knows no abbreviations: --scale-down-unneeded is not --scale-down-unneeded-time.
+    plan = sub.add_parser("plan", help="what the autoscaler would do with a cluster snapshot (offline)",
+                          allow_abbrev=False, usage="%(prog)s SNAPSHOT... [flags]")
     plan.add_argument("snapshots", nargs="+", metavar="SNAPSHOT", help="YAML/JSON files, - for stdin")
     plan.add_argument("--output", choices=("json", "text"), default="json")
     plan.add_argument("--now", default=None, help="the loop's clock, RFC 3339 (default: now)")
     add_flags(plan)
-    explain = sub.add_parser("explain", help="why pods did (not) trigger a scale-up, why nodes are (not) removed")
+    explain = sub.add_parser("explain", help="why pods did (not) trigger a scale-up, why nodes are (not) removed",
+                             allow_abbrev=False, usage="%(prog)s [SNAPSHOT...] TARGET... [flags]")
     explain.add_argument("items", nargs="+", metavar="SNAPSHOT|TARGET",
                          help="snapshot files (- for stdin), then targets: pod/NAMESPACE/NAME, node/NAME, pods, nodes; "
                               "no file: the live cluster, read only, with run's flags (--kubeconfig, --nodes, ...)")
     explain.add_argument("--output", choices=("json", "text"), default="json")
     explain.add_argument("--now", default=None, help="the loop's clock, RFC 3339 (default: now)")
     add_flags(explain)
-    sim = sub.add_parser("simulate", help="run the real loop over a simulated cluster and cloud (scenario file)")
+    sim = sub.add_parser("simulate", help="run the real loop over a simulated cluster and cloud (scenario file)",
+                         allow_abbrev=False, usage="%(prog)s SCENARIO [flags]")
     sim.add_argument("scenario", metavar="SCENARIO", help="scenario YAML (snapshot objects + one Scenario)")
     sim.add_argument("--report", metavar="FILE.json", help="write the machine-readable report here")
     sim.add_argument("--chart", metavar="FILE.png", help="draw nodes, pending pods and storage use over time")
@@ -69,12 +80,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="run twice, storage-aware and --storage-aware=false, and compare")
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     sim.add_argument("--seed", type=int, default=0, help="seed of the simulated world")
+    sim.add_argument("--max-simulated-loops", type=int, default=DEFAULT_MAX_LOOPS, metavar="N",
+                     help=f"refuse a run of more loops (duration / scan interval, per variant) than this "
+                          f"(default {DEFAULT_MAX_LOOPS:,})")
     add_flags(sim)
     # Unset unless given, so a scenario's own scanInterval applies by default.
     sim.set_defaults(scan_interval=None)
     from app.run.flags import add_run_flags
 
-    live = sub.add_parser("run", help="the live autoscaler: a Kubernetes cluster and a cloud provider")
+    live = sub.add_parser("run", help="the live autoscaler: a Kubernetes cluster and a cloud provider",
+                          allow_abbrev=False, usage="%(prog)s [flags] (every flag: docs/flags.md)")
     add_flags(live)
     add_run_flags(live)
     add_run_flags(explain)  # explain with no snapshot file reads the live cluster as run does
@@ -97,7 +112,7 @@ def load_without_collector(paths: Sequence[str], options: Options) -> ClusterObj
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return load_snapshot(paths, options.storage)
+        return load_snapshot(paths, options.storage, options.feature_gates)
     finally:
         gc.freeze()
         if was_enabled:
@@ -111,15 +126,22 @@ def _priority_config(path: str) -> str:
     from kube.convert import InputError
     from kube.documents import check_yaml, read_text
 
-    text = read_text(path)
-    check_yaml(path, text)
+    # Every error names the flag first, then the file: a person looks at the flag, not at a snapshot.
+    try:
+        text = read_text(path)
+        check_yaml(path, text)
+    except InputError as exc:
+        raise InputError(_FLAG, exc.source, exc.field, exc.message) from None
     try:
         parse_priorities(text)
     except PriorityConfigError as exc:
-        raise InputError(path, "", "--priority-config", str(exc)) from None
+        raise InputError(_FLAG, path, "", str(exc)) from None
     except (ValueError, RecursionError) as exc:
-        raise InputError(path, "", "--priority-config", f"unreadable ({type(exc).__name__})") from None
+        raise InputError(_FLAG, path, "", f"unreadable ({type(exc).__name__})") from None
     return text
+
+
+_FLAG = "--priority-config"
 
 
 def _plan(args: argparse.Namespace, options: Options) -> int:
@@ -182,6 +204,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve(args)
     try:
         options = options_from_args(args)
+        if args.command in ("plan", "simulate"):
+            for flag in ignored_given(args, DECISION_FLAGS):
+                sys.stderr.write(f"autoscaler {args.command}: warning: flag --{flag.name} has no effect here: "
+                                 f"{flag.ignored}\n")
+        if options.ignored_feature_gates:  # accepted as CA accepts Kubernetes' gates; nothing here reads them
+            sys.stderr.write(f"autoscaler {args.command}: --feature-gates: not modelled, ignored: "
+                             f"{', '.join(options.ignored_feature_gates)}\n")
         if args.command == "plan":
             return _plan(args, options)
         if args.command == "explain":

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from autoscaler.clusterstate import ClusterState, NodeState, Readiness, build_cluster_state, snapshot_node
 from autoscaler.config import Options
+from autoscaler.groupconfig import GroupConfig, group_config
 from autoscaler.podindex import PodIndex, index_pods
 from autoscaler.scaledown.local_volumes import PinnedVolumes, pinned_volumes
 from autoscaler.templates import TemplateNode, build_templates, instantiate
@@ -44,8 +45,9 @@ class ContextMemo:
 
     options: Options
     pods: PodIndex
-    #: node -> (the node, its pod list, its utilization), for nodes whose pods read no clock.
-    utilization: dict[str, tuple[Node, list[Pod], Utilization]]
+    #: node -> (the node, its pod list, its utilization, whether DaemonSet pods were left out),
+    #: for nodes whose pods read no clock.
+    utilization: dict[str, tuple[Node, list[Pod], Utilization, bool]]
     #: The pinned local volumes per node, with what they were computed from (``_volume_inputs``).
     pinned: tuple[tuple[object, ...], PinnedVolumes] | None = None
 
@@ -122,6 +124,15 @@ class LoopContext:
     #: plans with them running there (``runonce._keep_placements``).
     placed: tuple[tuple[Pod, str], ...] = ()
     _pinned: PinnedVolumes | None = None
+    _group_configs: dict[str | None, GroupConfig] = field(default_factory=dict)
+
+    def group_config(self, group: str | None) -> GroupConfig:
+        """The group's own autoscaling options over the flags (``groupconfig``), read once per loop."""
+        config = self._group_configs.get(group)
+        if config is None:
+            node_group = self.state.groups.get(group) if group is not None else None
+            config = self._group_configs[group] = group_config(node_group, self.options)
+        return config
 
     def _pinned_volumes(self) -> PinnedVolumes:
         """Once per loop, and kept from the last loop while the volumes, claims, classes and
@@ -150,12 +161,13 @@ class LoopContext:
         if util is None:
             pods = self.pods_by_node.get(state.name, _NO_PODS)
             kept = self.previous.utilization.get(state.name) if self.previous is not None else None
-            if kept is not None and kept[0] is state.node and kept[1] is pods:
+            ignore_daemonsets = self.group_config(state.group).ignore_daemonsets_utilization
+            if kept is not None and kept[0] is state.node and kept[1] is pods and kept[3] is ignore_daemonsets:
                 util = kept[2]
             else:
                 sd = self.options.scale_down
                 util = node_utilization(state.node, pods, self.now,
-                                        ignore_daemonsets=sd.ignore_daemonsets_utilization,
+                                        ignore_daemonsets=ignore_daemonsets,
                                         ignore_mirror=sd.ignore_mirror_pods_utilization,
                                         storage_aware=self.options.storage_aware)
             self._utilization[state.name] = util
@@ -169,8 +181,10 @@ class LoopContext:
         nodes = {s.node.name: s.node for s in self.state.nodes}
         # A node whose pods are being deleted reads the clock (long-terminating pods): not kept.
         deleting = self.pod_index.deleting
-        kept = {name: (nodes[name], by_node.get(name, _NO_PODS), util) for name, util in self._utilization.items()
-                if name in nodes and name not in deleting}
+        groups = {s.node.name: s.group for s in self.state.nodes}
+        kept = {name: (nodes[name], by_node.get(name, _NO_PODS), util,
+                       self.group_config(groups[name]).ignore_daemonsets_utilization)
+                for name, util in self._utilization.items() if name in nodes and name not in deleting}
         pinned = (_volume_inputs(self.objects), self._pinned) if self._pinned is not None else None
         return ContextMemo(self.options, self.pod_index, kept, pinned)
 

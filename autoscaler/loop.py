@@ -40,6 +40,7 @@ from autoscaler.actuation.types import ActuationStatus
 from autoscaler.backoff import GroupBackoff
 from autoscaler.config import Options
 from autoscaler.context import ContextMemo
+from autoscaler.groupconfig import group_config
 from autoscaler.provisioning import ProvisioningReview, ProvisioningState, review_provisioning
 from autoscaler.records import EventKind, History, LoopRecord, ScaleEvent
 from autoscaler.runonce import LoopDecision, run_once
@@ -53,7 +54,6 @@ from cloudproviders.interface import (
     InsufficientCapacity,
     NodeGroup,
     QuotaExceeded,
-    WithGroupOptions,
 )
 from kube.clusterapi import ClusterAPI, ClusterAPIError
 from kube.names import CA_TO_BE_DELETED_TAINT
@@ -151,8 +151,7 @@ class Autoscaler:
         self.memory = memory
 
     def _provision_limit(self, group: NodeGroup) -> float:
-        own = group.group_options().max_node_provision_seconds if isinstance(group, WithGroupOptions) else None
-        return own if own is not None else self.options.scale_up.max_node_provision_seconds
+        return group_config(group, self.options).max_node_provision_seconds
 
     # --- scale-up ----------------------------------------------------------------------------
 

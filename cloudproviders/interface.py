@@ -25,7 +25,7 @@ group or instance is gone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol, runtime_checkable
@@ -180,7 +180,14 @@ class GroupOptions:
     scale_down_gpu_utilization_threshold: float | None = None
     scale_down_unneeded_seconds: float | None = None
     scale_down_unready_seconds: float | None = None
+    #: CA ``ignoredaemonsetsutilization``: leave DaemonSet pods out of this group's utilization.
+    ignore_daemonsets_utilization: bool | None = None
     max_node_provision_seconds: float | None = None
+
+    @classmethod
+    def of(cls, values: Mapping[str, float | bool]) -> GroupOptions:
+        """From field -> value as ``kube.autoscaling_options.parse_option_value`` typed them."""
+        return cls(**values)  # type: ignore[arg-type]  # each value was read for its own field
 
 
 @runtime_checkable

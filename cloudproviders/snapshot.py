@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cloudproviders.interface import CloudError, Instance, InstanceState, NodeGroup
+from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState, NodeGroup
 from kube.model import Node, NodeGroupSpec
 
 __all__ = ["SnapshotNodeGroup", "SnapshotProvider"]
@@ -49,6 +49,10 @@ class SnapshotNodeGroup:
 
     def price_per_hour(self) -> float | None:
         return self.spec.price_per_hour
+
+    def group_options(self) -> GroupOptions:
+        """The ``NodeGroup`` object's ``spec.autoscalingOptions`` (CA's per-group option tags)."""
+        return GroupOptions.of(dict(self.spec.autoscaling_options))
 
     def increase_size(self, delta: int) -> None:
         if delta <= 0:

@@ -76,7 +76,7 @@ class SimCluster(ClusterStore):
         """The next ``times`` calls of ClusterAPI ``method`` raise ``TransientAPIError`` and change nothing."""
         if times < 0:
             raise ValueError(f"fail_calls: times must not be negative, got {times}")
-        if method not in ("taint_node", "untaint_node", "evict_pod", "pods_on_node", "delete_pod"):
+        if method not in ("taint_node", "untaint_node", "evict_pod", "pods_on_node"):
             raise ValueError(f"fail_calls: {method!r} is not a ClusterAPI method that can fail here")
         self._call_faults.setdefault(method, []).extend([message] * times)
 
@@ -178,13 +178,6 @@ class SimCluster(ClusterStore):
                 self.remove_pod(key, replacement=True)
 
         self.schedule(self.clock.now + grace, f"pod {pod.ref} terminated", gone)
-
-    def delete_pod(self, namespace: str, name: str) -> None:
-        self._injected("delete_pod")
-        if (namespace, name) in self._pods:
-            self.remove_pod((namespace, name), replacement=True)
-            self.metrics.deletions += 1
-        self._notify()
 
     def record_event(self, kind: str, namespace: str, name: str, reason: str, message: str, *,
                      warning: bool = False) -> None:

@@ -31,6 +31,7 @@ from emulator.clock import SimClock
 from emulator.cluster import OwnerKey, SimCluster
 from emulator.ids import IdSource
 from kube.convert import FieldError, convert_pod, convert_pvc
+from kube.convert.memo import Memos
 from kube.model import Controller, PersistentVolumeClaim, Pod
 
 __all__ = ["WORKLOAD_KINDS", "ClaimTemplate", "WorkloadControllers", "WorkloadSpec", "parse_workloads"]
@@ -98,7 +99,9 @@ def _template_hash(template: Json) -> str:
 
 
 def _prototype(kind: str, namespace: str, name: str, uid: str, template: object, *,
-               drop_volumes: Iterable[str] = (), extra_labels: Mapping[str, str] | None = None) -> Pod:
+               drop_volumes: Iterable[str] = (), extra_labels: Mapping[str, str] | None = None,
+               memos: Memos | None = None) -> Pod:
+    """The pod a controller makes; ``memos`` carries the feature gates it is read under."""
     if not isinstance(template, dict):
         raise FieldError("spec.template", "required (a pod template)")
     tmeta = template.get("metadata") or {}
@@ -119,7 +122,7 @@ def _prototype(kind: str, namespace: str, name: str, uid: str, template: object,
         "status": {"phase": "Pending"},
     }
     try:
-        return convert_pod(obj)
+        return convert_pod(obj, memos=memos)
     except FieldError as exc:
         raise FieldError(f"spec.template.{exc.field}", exc.message) from None
 
@@ -148,7 +151,8 @@ def _owner_deployment(obj: Json) -> str | None:
     return None
 
 
-def parse_workload(obj: Json, deployment_rs: Mapping[tuple[str, str], Json]) -> WorkloadSpec:
+def parse_workload(obj: Json, deployment_rs: Mapping[tuple[str, str], Json],
+                   memos: Memos | None = None) -> WorkloadSpec:
     """One ReplicaSet, Deployment or StatefulSet; ``deployment_rs`` maps (ns, deployment) -> its RS object."""
     kind = str(obj.get("kind"))
     namespace, name, uid = _meta(obj)
@@ -162,28 +166,28 @@ def parse_workload(obj: Json, deployment_rs: Mapping[tuple[str, str], Json]) -> 
         if policy not in ("OrderedReady", "Parallel"):
             raise FieldError("spec.podManagementPolicy", f"{policy!r} is not OrderedReady or Parallel")
         proto = _prototype(kind, namespace, name, uid, spec.get("template"),
-                           drop_volumes=(t.name for t in templates))
+                           drop_volumes=(t.name for t in templates), memos=memos)
         return WorkloadSpec(kind, namespace, name, uid, replicas, proto, templates, policy == "OrderedReady")
     if kind == "ReplicaSet":
         return WorkloadSpec(kind, namespace, name, uid, replicas,
-                            _prototype(kind, namespace, name, uid, spec.get("template")))
+                            _prototype(kind, namespace, name, uid, spec.get("template"), memos=memos))
     # A Deployment runs its pods through one ReplicaSet.
     deployment = Controller("Deployment", namespace, name, uid, replicas)
     existing = deployment_rs.get((namespace, name))
     if existing is not None:
         rs_namespace, rs_name, rs_uid = _meta(existing)
         template = (existing.get("spec") or {}).get("template") or spec.get("template")
-        proto = _prototype("ReplicaSet", rs_namespace, rs_name, rs_uid, template)
+        proto = _prototype("ReplicaSet", rs_namespace, rs_name, rs_uid, template, memos=memos)
     else:
         template_hash = _template_hash(spec.get("template") or {})
         rs_name = f"{name}-{template_hash}"
         rs_uid = f"uid-ReplicaSet-{namespace}-{rs_name}"
         proto = _prototype("ReplicaSet", namespace, rs_name, rs_uid, spec.get("template"),
-                           extra_labels={TEMPLATE_HASH_LABEL: template_hash})
+                           extra_labels={TEMPLATE_HASH_LABEL: template_hash}, memos=memos)
     return WorkloadSpec("ReplicaSet", namespace, rs_name, rs_uid, replicas, proto, deployment=deployment)
 
 
-def parse_workloads(objs: Iterable[Json]) -> list[tuple[Json, WorkloadSpec | None]]:
+def parse_workloads(objs: Iterable[Json], memos: Memos | None = None) -> list[tuple[Json, WorkloadSpec | None]]:
     """Parse controllers of one batch: a ReplicaSet owned by a Deployment of the batch is folded into it.
 
     Returns (object, spec) pairs; the spec is None for a folded ReplicaSet. Raises ``FieldError``
@@ -203,7 +207,7 @@ def parse_workloads(objs: Iterable[Json]) -> list[tuple[Json, WorkloadSpec | Non
             out.append((obj, None))
         else:
             try:
-                out.append((obj, parse_workload(obj, folded)))
+                out.append((obj, parse_workload(obj, folded, memos)))
             except FieldError as exc:
                 raise WorkloadParseError(obj, exc) from None
     return out

@@ -75,8 +75,6 @@ class Metrics:
     #: Evictions the API server accepted / refused (a PDB allowed no disruption).
     evictions: int = 0
     refused_evictions: int = 0
-    #: Pods deleted through the API (not evicted), by the autoscaler or a scale event.
-    deletions: int = 0
     #: Volumes unpinned (snapshotted to remote storage) and restored (pinned) elsewhere.
     unpins: int = 0
     restores: int = 0

@@ -16,6 +16,7 @@ from typing import Any
 from emulator.budgets import PdbSpec, parse_pdb
 from emulator.controllers import WORKLOAD_KINDS, WorkloadParseError, WorkloadSpec, parse_workloads
 from kube.convert import Converter, FieldError, InputError, object_ref
+from kube.featuregates import FeatureGates
 from kube.model import ClusterObjects
 from kube.names import StorageNames
 
@@ -42,8 +43,8 @@ class Prepared:
         return refs
 
 
-def prepare(raw: Iterable[Json], source: str, names: StorageNames) -> Prepared:
-    converter = Converter(names)
+def prepare(raw: Iterable[Json], source: str, names: StorageNames, gates: FeatureGates | None = None) -> Prepared:
+    converter = Converter(names, gates)
     pdbs: list[PdbSpec] = []
     controllers: list[Json] = []
     for obj in raw:
@@ -58,7 +59,7 @@ def prepare(raw: Iterable[Json], source: str, names: StorageNames) -> Prepared:
         else:
             converter.add(obj, source)
     try:
-        pairs = parse_workloads(controllers)
+        pairs = parse_workloads(controllers, converter.memos)
     except WorkloadParseError as exc:
         raise InputError(source, object_ref(exc.obj), exc.error.field, exc.error.message) from None
     except (TypeError, AttributeError, ValueError, KeyError) as exc:

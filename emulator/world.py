@@ -42,6 +42,7 @@ from emulator.scheduler import Scheduler
 from emulator.storage_driver import StorageDriver
 from emulator.timeline import Timeline
 from kube.convert import InputError
+from kube.featuregates import FeatureGates
 from kube.model import Node
 from kube.names import StorageNames
 
@@ -55,9 +56,12 @@ _MAX_ROUNDS = 10_000
 class World:
     """A cluster + cloud built from a scenario; see the module docstring."""
 
-    def __init__(self, scenario: Scenario, names: StorageNames = DEFAULT_NAMES, seed: int = 0) -> None:
+    def __init__(self, scenario: Scenario, names: StorageNames = DEFAULT_NAMES, seed: int = 0,
+                 gates: FeatureGates | None = None) -> None:
         self.scenario = scenario
         self.names = names
+        #: The Kubernetes feature gates objects are read under (``--feature-gates``).
+        self.gates = gates
         self.seed = seed
         self.clock = SimClock(scenario.start)
         self.metrics = Metrics(self.clock)
@@ -69,7 +73,7 @@ class World:
         self.scheduler = Scheduler(self.cluster, names, self.ids, random.Random(seed))
         self._settling = False
 
-        initial = prepare(scenario.objects, scenario.source, names)
+        initial = prepare(scenario.objects, scenario.source, names, gates)
         batches = [self._prepare_event(ev) for ev in scenario.events]
         self._validate_events(initial, batches)
         self._apply(initial, joins_groups=False)
@@ -203,7 +207,7 @@ class World:
 
     def _prepare_event(self, event: ScenarioEvent) -> Prepared:
         where = f"{self.scenario.source}: {self.scenario.ref}: spec.events[{event.index}].create"
-        batch = prepare(event.create, where, self.names)
+        batch = prepare(event.create, where, self.names, self.gates)
         if batch.objects.node_groups:
             raise InputError(where, f"NodeGroup/{batch.objects.node_groups[0].name}", "",
                              "node groups are the cloud's and cannot be created by an event")

@@ -111,8 +111,6 @@ class ClusterAPI(Protocol):
         """
         ...
 
-    def delete_pod(self, namespace: str, name: str) -> None: ...
-
     def record_event(self, kind: str, namespace: str, name: str, reason: str, message: str, *,
                      warning: bool = False) -> None:
         """A Kubernetes Event about an object (``kind`` Node, Pod, ...)."""

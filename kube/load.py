@@ -20,6 +20,7 @@ from typing import Any
 from kube.convert import Converter, InputError
 from kube.convert.fields import describe
 from kube.documents import json_documents, read_text, yaml_documents
+from kube.featuregates import FeatureGates
 from kube.model import ClusterObjects
 from kube.names import StorageNames
 from kube.typedload import try_load
@@ -79,23 +80,23 @@ def _add_document(doc: Any, index: int, converter: Converter, path: str) -> None
         raise InputError(path, where, "", f"expected a Kubernetes object (a map), got {describe(doc)}")
 
 
-def load_snapshot(paths: Sequence[str], names: StorageNames) -> ClusterObjects:
+def load_snapshot(paths: Sequence[str], names: StorageNames, gates: FeatureGates | None = None) -> ClusterObjects:
     """Load and convert every object of every file into one ``ClusterObjects``.
 
     JSON ``List`` files take the typed path (``kube.typedload``) first; whatever it
     does not handle, errors included, is read here the ordinary way.
     """
-    objects = try_load(paths, names)
+    objects = try_load(paths, names, gates)
     if objects is None:
-        objects = load_objects(paths, names)
+        objects = load_objects(paths, names, gates)
     objects.nodes.sort(key=lambda n: n.name)
     _check_groups(objects, ", ".join(paths))
     return objects
 
 
-def load_objects(paths: Sequence[str], names: StorageNames) -> ClusterObjects:
+def load_objects(paths: Sequence[str], names: StorageNames, gates: FeatureGates | None = None) -> ClusterObjects:
     """Every object of every file through parsed dicts (the ordinary path), unsorted and unchecked."""
-    converter = Converter(names)
+    converter = Converter(names, gates)
     for path in paths:
         for index, doc in enumerate(_documents(path, read_text(path))):
             if doc is not None:

@@ -329,6 +329,8 @@ class NodeGroupSpec:
     node_selector: tuple[tuple[str, str], ...]
     template: Node | None
     price_per_hour: float | None = None
+    #: ``spec.autoscalingOptions``: CA's per-group options as (``GroupOptions`` field, value), sorted.
+    autoscaling_options: tuple[tuple[str, float | bool], ...] = ()
 
     def selects(self, node: Node) -> bool:
         if node.name in self.node_names:

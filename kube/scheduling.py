@@ -127,11 +127,15 @@ class Taint:
 @dataclass(frozen=True, slots=True)
 class Toleration:
     key: str
-    operator: str  # Equal, Exists
+    operator: str  # Equal, Exists; Gt, Lt (feature gate TaintTolerationComparisonOperators)
     value: str
     effect: str  # "" matches every effect
+    #: Whether ``Gt``/``Lt`` compare (the gate was on when the toleration was read);
+    #: off, they tolerate nothing, as kube-scheduler's ``ToleratesTaint`` with the gate off.
+    compare: bool = False
 
     def tolerates(self, taint: Taint) -> bool:
+        """``k8s.io/api/core/v1/toleration.go`` ``ToleratesTaint``: effect, key, then the operator."""
         if self.effect and self.effect != taint.effect:
             return False
         if self.key and self.key != taint.key:
@@ -140,7 +144,28 @@ class Toleration:
             return True
         if self.operator in ("Equal", ""):
             return self.value == taint.value
-        return False  # an operator the API does not know tolerates nothing
+        if self.operator in ("Gt", "Lt") and self.compare:
+            return _compare(self.operator, self.value, taint.value)
+        return False  # an operator the API does not know (or a gated one) tolerates nothing
+
+
+#: Upstream ``compareNumericValues``: a canonical int64 (no sign but ``-``, no leading zero, no ``-0``).
+_CANONICAL_INT = re.compile(r"-?[1-9][0-9]{0,18}|0")
+
+
+def _integer(text: str) -> int | None:
+    if not _CANONICAL_INT.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
+
+
+def _compare(operator: str, toleration_value: str, taint_value: str) -> bool:
+    """``Gt``: the taint's value is greater than the toleration's; ``Lt``: smaller. Non-integers: no."""
+    mine, theirs = _integer(toleration_value), _integer(taint_value)
+    if mine is None or theirs is None:
+        return False
+    return theirs > mine if operator == "Gt" else theirs < mine
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +223,9 @@ class PodScheduling:
     #: Set when a pod (anti-)affinity or topology spread selector cannot be parsed:
     #: kube-scheduler then refuses the pod on every node.
     parse_error: str | None = None
+    #: (field, what) for values the API server may hold that are read leniently here
+    #: (an operator, effect or policy of a newer version, a gated operator): warnings.
+    notes: tuple[tuple[str, str], ...] = ()
 
     @property
     def has_pod_constraints(self) -> bool:

@@ -31,6 +31,7 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 
 from kube.convert import Converter
 from kube.documents import read_bytes
+from kube.featuregates import FeatureGates
 from kube.model import ClusterObjects
 from kube.names import StorageNames
 from kube.typednodes import NodeDecoder
@@ -109,14 +110,15 @@ def _add_file(path: str, converter: Converter) -> None:
     _add_items(doc.items, None if kind == "List" else kind[:-len("List")] or None, converter, path)
 
 
-def try_load(paths: Sequence[str], names: StorageNames) -> ClusterObjects | None:
+def try_load(paths: Sequence[str], names: StorageNames, gates: FeatureGates | None = None) -> ClusterObjects | None:
     """Every file's objects converted, or ``None`` when any file needs the ordinary path.
 
     ``None`` also for every error (the ordinary path names it exactly); the result,
     when there is one, equals what the ordinary path converts, before sorting and the
     cross-object checks the caller does.
     """
-    converter = Converter(names)
+    converter = Converter(names, gates)
+    converter.refuse_copies = True
     try:
         for path in paths:
             _add_file(path, converter)

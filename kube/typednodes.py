@@ -18,6 +18,7 @@ from msgspec import Raw, Struct
 from kube.convert.fields import parse_time
 from kube.convert.memo import Memo, Memos
 from kube.convert.nodes import node_storage, taints
+from kube.convert.pods import TAINT_EFFECTS
 from kube.convert.resources import resource_list
 from kube.model import Node, Resources, Taint
 from kube.names import DISRUPTION_COST, SCALE_DOWN_DISABLED, StorageNames, annotation_int
@@ -129,4 +130,6 @@ class NodeDecoder:
         cached = self._taints.get(key)
         if cached is None:
             cached = self._taints.put(key, taints(raw_value(raw)))
+        if any(t.effect not in TAINT_EFFECTS for t in cached):
+            raise Declined  # the dict path warns about the effect
         return cached

@@ -257,5 +257,7 @@ class PodDecoder:
         cached = self._scheduling.get(key)
         if cached is None:
             cached = self._scheduling.put(key, pod_scheduling(_spec_dict(spec, True), namespace, self.memos, labels))
+        if cached.notes:
+            raise Declined  # read leniently: the dict path's converter warns about it
         return cached
 

@@ -23,7 +23,13 @@ from kube.convert.fields import as_map, parse_time, qty
 from kube.convert.memo import Memo, Memos
 from kube.convert.resources import resource_list
 from kube.convert.selectors import node_selector
-from kube.convert.storage import RECLAIM_POLICIES, SELECTED_NODE_ANNOTATION, access_modes, zone_labels
+from kube.convert.storage import (
+    ACCESS_MODES,
+    RECLAIM_POLICIES,
+    SELECTED_NODE_ANNOTATION,
+    access_modes,
+    zone_labels,
+)
 from kube.model import NodeSelector, PersistentVolume, PersistentVolumeClaim
 from kube.rawfields import ABSENT, Declined, decode_any
 
@@ -136,7 +142,7 @@ class VolumeDecoder:
             qty(storage, "spec.resources.requests.storage") if storage is not None else 0,
             spec.volumeName or "",
             (doc.status or _NO_STATUS).phase or "Pending",
-            access_modes(None if spec.accessModes is None else list(spec.accessModes)),
+            _known_modes(spec.accessModes),
             controller_uid,
             (meta.annotations or {}).get(SELECTED_NODE_ANNOTATION, ""),
         ), meta.namespace or ""
@@ -167,7 +173,7 @@ class VolumeDecoder:
             self._affinity(spec.nodeAffinity),
             claim,
             (doc.status or _NO_STATUS).phase or "Available",
-            access_modes(None if spec.accessModes is None else list(spec.accessModes)),
+            _known_modes(spec.accessModes),
             driver,
             zone_labels(meta.labels or {}),
         ), meta.namespace or ""
@@ -180,5 +186,16 @@ class VolumeDecoder:
             return self._affinities[key]
         except KeyError:
             required = as_map(decode_any(raw), "spec.nodeAffinity").get("required")
-            return self._affinities.put(key, node_selector(required, "spec.nodeAffinity.required"))
+            notes: list[tuple[str, str]] = []
+            selector = node_selector(required, "spec.nodeAffinity.required", notes)
+            if notes:
+                raise Declined from None  # read leniently: the dict path's converter warns about it
+            return self._affinities.put(key, selector)
 
+
+def _known_modes(modes: tuple[str, ...] | None) -> tuple[str, ...]:
+    """Access modes as the dict path reads them; one it reads leniently (and warns about) declines."""
+    out = access_modes(None if modes is None else list(modes))
+    if any(mode not in ACCESS_MODES for mode in out):
+        raise Declined
+    return out

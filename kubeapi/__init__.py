@@ -28,7 +28,7 @@ Public entry points (import from ``kubeapi``)::
                                    # on the existing Event, as client-go's recorder does)
     api.transport.request(method, path, body=..., content_type=...)   # raw JSON, rate-limited, typed errors
 
-The ``ClusterAPI`` methods (taint_node, untaint_node, evict_pod, delete_pod, record_event,
+The ``ClusterAPI`` methods (taint_node, untaint_node, evict_pod, record_event,
 write_status) retry transient errors (RetryPolicy) and conflicts; evict_pod returns
 REFUSED on 429 (a PDB) and GONE on 404; record_event never raises on API errors.
 

@@ -1,4 +1,4 @@
-"""What the adapter does to the cluster: taints, evictions, pod deletion, Events, the status ConfigMap.
+"""What the adapter does to the cluster: taints, evictions, Events, the status ConfigMap.
 
 Upstream references (semantics only): cluster-autoscaler/utils/taints/taints.go
 (add/remove a taint by re-reading the node and retrying on conflict),
@@ -33,7 +33,7 @@ from kube.clusterapi import (
     TransientAPIError,
 )
 from kube.model import Taint
-from kubeapi.events import COMPONENT, MERGE_PATCH, EventRecorder, now_text
+from kubeapi.events import COMPONENT, EventRecorder, now_text
 from kubeapi.transport import TooManyRequests, Transport
 
 __all__ = ["STATUS_CONFIGMAP", "Acting", "NotLeader", "RetryPolicy"]
@@ -127,13 +127,14 @@ class Acting:
 
         def once() -> None:
             current = self.transport.request("GET", path, what=f"node {node}")
-            meta, spec = current.get("metadata") or {}, current.get("spec") or {}
+            spec = current.setdefault("spec", {})
             taints = change(list(spec.get("taints") or []))
             if taints is None:
                 return
-            # The resourceVersion makes the patch conditional: a concurrent change is a 409.
-            body = {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "spec": {"taints": taints}}
-            self.transport.request("PATCH", path, body=body, content_type=MERGE_PATCH, what=f"node {node}")
+            # An update (PUT) of the node read, as CA's taints.go does: its resourceVersion makes
+            # the write conditional, so a concurrent change is a 409 and is re-read.
+            spec["taints"] = taints
+            self.transport.request("PUT", path, body=current, what=f"node {node}")
 
         self._on_conflict(once, "taint")
 
@@ -159,12 +160,23 @@ class Acting:
         log.info("removed taint %s from node %s", key, node)
 
     def annotate_node(self, node: str, key: str, value: str | None) -> None:
-        """One annotation, by merge patch (no read first: it touches no other field)."""
+        """One annotation, read then updated as the taints are (the node's RBAC grants update, not patch)."""
         self._gate(f"annotate node {node}")
-        body = {"metadata": {"annotations": {key: value}}}
         path = f"/api/v1/nodes/{node}"
-        self._transient(lambda: self.transport.request("PATCH", path, body=body, content_type=MERGE_PATCH,
-                                                       what=f"node {node}"), "annotate")
+
+        def once() -> None:
+            current = self.transport.request("GET", path, what=f"node {node}")
+            annotations = current.setdefault("metadata", {}).setdefault("annotations", {}) or {}
+            if annotations.get(key) == value:
+                return
+            if value is None:
+                annotations.pop(key, None)
+            else:
+                annotations[key] = value
+            current["metadata"]["annotations"] = annotations
+            self.transport.request("PUT", path, body=current, what=f"node {node}")
+
+        self._on_conflict(once, "annotate")
 
     # --- pods -----------------------------------------------------------
     def evict_pod(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> EvictionResult:
@@ -187,15 +199,6 @@ class Acting:
 
         return self._transient(once, "evict")
 
-    def delete_pod(self, namespace: str, name: str) -> None:
-        self._gate(f"delete pod {namespace}/{name}")
-        path = f"/api/v1/namespaces/{namespace}/pods/{name}"
-        try:
-            self._transient(lambda: self.transport.request("DELETE", path, what=f"delete pod {namespace}/{name}"),
-                            "delete")
-        except NotFound:
-            log.debug("pod %s/%s already gone", namespace, name)
-
     # --- events and status ----------------------------------------------
     def record_event(self, kind: str, namespace: str, name: str, reason: str, message: str, *,
                      warning: bool = False) -> None:
@@ -211,23 +214,29 @@ class Acting:
             log.warning("event %s on %s %s not recorded: %s", reason, kind, name, exc)
 
     def write_status(self, text: str) -> None:
-        """Create or update the status ConfigMap (``cluster-autoscaler-status`` by default; key ``status``)."""
+        """Create or update the status ConfigMap (``cluster-autoscaler-status`` by default; key ``status``).
+
+        As CA's ``clusterstate/utils/status.go``: read it, update (PUT) it, or create it when missing.
+        """
         self._gate("write status")
         path = f"/api/v1/namespaces/{self.namespace}/configmaps"
-        annotations = {STATUS_UPDATED_ANNOTATION: now_text()}
-        patch: Json = {"metadata": {"annotations": annotations}, "data": {"status": text}}
+        what = f"configmap {self.namespace}/{self.status_configmap}"
 
         def once() -> None:
+            annotations = {STATUS_UPDATED_ANNOTATION: now_text()}
             try:
-                self.transport.request("PATCH", f"{path}/{self.status_configmap}", body=patch, content_type=MERGE_PATCH,
-                                       what=f"configmap {self.namespace}/{self.status_configmap}")
+                current = self.transport.request("GET", f"{path}/{self.status_configmap}", what=what)
             except NotFound:
                 body = {"apiVersion": "v1", "kind": "ConfigMap",
                         "metadata": {"name": self.status_configmap, "namespace": self.namespace,
                                      "annotations": annotations},
-                        "data": patch["data"]}
-                # A 409 here (created meanwhile) is retried as a patch by _on_conflict.
-                self.transport.request("POST", path, body=body,
-                                       what=f"configmap {self.namespace}/{self.status_configmap}")
+                        "data": {"status": text}}
+                # A 409 here (created meanwhile) is retried as an update by _on_conflict.
+                self.transport.request("POST", path, body=body, what=what)
+                return
+            meta = current.setdefault("metadata", {})
+            meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
+            current["data"] = {**(current.get("data") or {}), "status": text}
+            self.transport.request("PUT", f"{path}/{self.status_configmap}", body=current, what=what)
 
         self._on_conflict(once, "status")

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from kube.clusterapi import EvictionResult, ViewUnavailable
+from kube.featuregates import FeatureGates
 from kube.model import ClusterObjects, Pod, Taint
 from kube.names import StorageNames
 from kubeapi.acting import STATUS_CONFIGMAP, Acting, RetryPolicy
@@ -39,7 +40,7 @@ class KubeClusterAPI:
                  storage: StorageNames = DEFAULT_NAMES, identity: str = COMPONENT, watch_seconds: int = 300,
                  retry: RetryPolicy = DEFAULT_RETRY, backoff: tuple[float, float] = (0.2, 30.0),
                  may_act: Callable[[], bool] | None = None, kinds: Sequence[str] | None = None,
-                 status_configmap: str = STATUS_CONFIGMAP) -> None:
+                 status_configmap: str = STATUS_CONFIGMAP, gates: FeatureGates | None = None) -> None:
         self.transport = transport
         self.namespace = namespace
         selected = KINDS if kinds is None else tuple(k for k in KINDS if k.name in kinds)
@@ -47,7 +48,7 @@ class KubeClusterAPI:
         if unknown:
             raise ValueError(f"unknown caches {sorted(unknown)}; known: {[k.name for k in KINDS]}")
         self.caches = Caches(transport, storage, namespace=namespace, kinds=selected, watch_seconds=watch_seconds,
-                             backoff=backoff)
+                             backoff=backoff, gates=gates)
         self.acting = Acting(transport, namespace, identity=identity, retry=retry, may_act=may_act,
                              status_configmap=status_configmap)
         #: Loops refused a view (``ViewUnavailable``), and the reason last given.
@@ -61,18 +62,21 @@ class KubeClusterAPI:
                         retry: RetryPolicy = DEFAULT_RETRY, backoff: tuple[float, float] = (0.2, 30.0),
                         may_act: Callable[[], bool] | None = None,
                         kinds: Sequence[str] | None = None,
-                        status_configmap: str = STATUS_CONFIGMAP) -> KubeClusterAPI:
+                        status_configmap: str = STATUS_CONFIGMAP,
+                        gates: FeatureGates | None = None) -> KubeClusterAPI:
         """Configure the official client from ``path`` (None: in-cluster, else the default kubeconfig).
 
         ``qps``/``burst``: the client-side token bucket (``--kube-client-qps/-burst``).
         ``timeout``: (connect, read) seconds of every non-watch request.
+        ``gates``: the feature gates objects are read under (``--feature-gates``).
         ``kinds``: the caches to run (names of ``kubeapi.kinds.KINDS``; None: all, which
         ``list_objects`` needs; a subset suits a reader such as the scheduler extender).
         Raises ``kubeapi.config.ConfigError`` (one line) when no configuration loads.
         """
         transport = Transport(api_client(path, context=context), TokenBucket(qps, burst), timeout=timeout)
         return cls(transport, namespace=namespace, storage=storage, identity=identity, watch_seconds=watch_seconds,
-                   retry=retry, backoff=backoff, may_act=may_act, kinds=kinds, status_configmap=status_configmap)
+                   retry=retry, backoff=backoff, may_act=may_act, kinds=kinds, status_configmap=status_configmap,
+                   gates=gates)
 
     def elect(self, lease: str, identity: str, *, lease_duration: float = 15.0, renew_deadline: float = 10.0,
               retry_period: float = 2.0, on_started: Callable[[], None] | None = None,
@@ -130,9 +134,6 @@ class KubeClusterAPI:
 
     def annotate_node(self, node: str, key: str, value: str | None) -> None:
         self.acting.annotate_node(node, key, value)
-
-    def delete_pod(self, namespace: str, name: str) -> None:
-        self.acting.delete_pod(namespace, name)
 
     def record_event(self, kind: str, namespace: str, name: str, reason: str, message: str, *,
                      warning: bool = False) -> None:

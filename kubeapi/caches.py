@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from kube.clusterapi import ViewUnavailable
+from kube.featuregates import FeatureGates
 from kube.model import (
     ClusterObjects,
     Controller,
@@ -45,14 +46,18 @@ class Caches:
 
     def __init__(self, transport: Transport, names: StorageNames, *, namespace: str = "kube-system",
                  kinds: Sequence[Kind] = KINDS, watch_seconds: int = 300,
-                 backoff: tuple[float, float] = (0.2, 30.0)) -> None:
+                 backoff: tuple[float, float] = (0.2, 30.0), gates: FeatureGates | None = None,
+                 stale_after: float | None = None) -> None:
         self._lock = threading.RLock()
+        #: Seconds without a sign of life from a watch after which the view is stale (None: never).
+        #: Must exceed ``watch_seconds``: a healthy watch is reopened at least that often.
+        self.stale_after = stale_after
         self._listeners: list[Listener] = []
         #: Incremented on every applied event and every completed LIST.
         self.version = 0
         self.informers: dict[str, Informer] = {
             kind.name: Informer(kind, transport, names, self._lock, self._changed, namespace=namespace,
-                                watch_seconds=watch_seconds, backoff=backoff)
+                                watch_seconds=watch_seconds, backoff=backoff, gates=gates)
             for kind in kinds
         }
 
@@ -89,6 +94,17 @@ class Caches:
                     return f"cache of {name} not synced ({informer.down or 'listing'})"
                 if informer.down is not None:
                     return informer.down
+            if self.stale_after is not None:
+                return self._stale_reason(self.stale_after)
+        return None
+
+    def _stale_reason(self, stale_after: float) -> str | None:
+        now = time.monotonic()
+        for name, informer in self.informers.items():
+            silent = now - informer.last_heard
+            if not informer.absent and silent > stale_after:
+                return (f"watch of {name} silent for {silent:.0f}s (no event, bookmark or reopen within "
+                        f"{stale_after:g}s): the connection may be hung")
         return None
 
     def status(self) -> dict[str, dict[str, object]]:

@@ -24,6 +24,7 @@ import msgspec
 
 from kube.clusterapi import ClusterAPIError, NotFound
 from kube.convert import Converter, InputError
+from kube.featuregates import FeatureGates
 from kube.model import Unreadable
 from kube.names import StorageNames
 from kube.unreadable import unreadable_of
@@ -43,11 +44,12 @@ Listener = Callable[[str, str, object], None]
 class Informer:
     def __init__(self, kind: Kind, transport: Transport, names: StorageNames, lock: threading.RLock,
                  on_change: Callable[[str, str, object], None], *, namespace: str = "",
-                 watch_seconds: int = 300, backoff: tuple[float, float] = (0.2, 30.0)) -> None:
+                 watch_seconds: int = 300, backoff: tuple[float, float] = (0.2, 30.0),
+                 gates: FeatureGates | None = None) -> None:
         self.kind = kind
         self.path = kind.path.format(namespace=namespace)
         self._transport = transport
-        self._converter = Converter(names)
+        self._converter = Converter(names, gates)
         #: Pods, claims and volumes skip the dict tree (``plan``'s typed decoders).
         self._typed = typed_decoder(kind.kind, self._converter.memos)
         self._lock = lock
@@ -68,6 +70,9 @@ class Informer:
         self.down: str | None = "not listed yet"
         self.relists = 0
         self.watch_errors = 0
+        #: ``time.monotonic()`` of the last sign of life: a LIST, a watch opened, any event (bookmarks
+        #: included). A watch that says nothing for longer than its ``timeoutSeconds`` is hung.
+        self.last_heard = 0.0
         self._failures = 0  # consecutive failures of the current outage
         #: An optional kind the server does not serve (404 on LIST): empty, synced, not watched.
         self._absent = False
@@ -88,6 +93,11 @@ class Informer:
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
+
+    @property
+    def absent(self) -> bool:
+        """An optional kind this API server does not serve: nothing is watched."""
+        return self._absent
 
     def _run(self) -> None:
         delay = self._backoff[0]
@@ -182,6 +192,7 @@ class Informer:
             self.synced = True
             self.down = None
             self.relists += 1
+            self.last_heard = time.monotonic()
         self._on_change(self.kind.name, "SYNCED", None)
         log.info("%s: listed %d at resourceVersion %s (fetch %.2fs, decode and convert %.2fs)", self.kind.name,
                  len(self.store), self.resource_version, fetched - started, time.perf_counter() - fetched)
@@ -232,8 +243,10 @@ class Informer:
         self._recovered()
         with self._lock:
             self.down = None
+            self.last_heard = time.monotonic()
         try:
             for event in stream:
+                self.last_heard = time.monotonic()
                 self._apply(event)
                 if self._stop.is_set():
                     break

@@ -139,10 +139,16 @@ class Extender:
         try:
             outcome = self.filter_pod(pod, names, nodes)
         except ViewUnavailable as exc:
-            # Deciding on a partial view could approve a node whose capacity we have not seen.
-            self.metrics.errors.labels("filter").inc()
-            log.warning("filter: %s: no complete view of the cluster: %s", pod.ref, exc)
-            return _error_result(f"storage-aware extender: no complete view of the cluster: {exc}")
+            if not pod.claims:
+                # Nothing of this pod's depends on the view: the extender must not block it
+                # (kube-scheduler cannot ignore this extender, so an error here would).
+                log.debug("filter: %s has no claims; passed while the view is unavailable (%s)", pod.ref, exc)
+                outcome = FilterOutcome(tuple(names), {}, 0, ())
+            else:
+                # Deciding on a partial view could approve a node whose capacity we have not seen.
+                self.metrics.errors.labels("filter").inc()
+                log.warning("filter: %s: no complete view of the cluster: %s", pod.ref, exc)
+                return _error_result(f"storage-aware extender: no complete view of the cluster: {exc}")
         if outcome.failed:
             for reason, count in Counter(outcome.failed.values()).items():
                 self.metrics.failed_nodes.labels(reason).inc(count)
@@ -169,8 +175,13 @@ class Extender:
             self.book.expire(state.objects, state.pod)
             storage = cached if nodes is None else StorageFilter(nodes, state.objects, self.names)
             outcome = storage.filter(pod, names, *self._reserved(storage, pod.uid))
-            self.book.approve(pod, outcome.local_claims, outcome.local_bytes, frozenset(outcome.passed),
-                              outcome.pools)
+            refused = _not_in_view(pod, state) if outcome.local_bytes or outcome.pools else None
+            if refused is None:
+                self.book.approve(pod, outcome.local_claims, outcome.local_bytes, frozenset(outcome.passed),
+                                  outcome.pools)
+            else:
+                self.metrics.reservations_refused.inc()
+                log.info("filter: no reservation for %s (uid %s): %s", pod.ref, pod.uid, refused)
             self.metrics.reservations.set(len(self.book))
         return outcome
 
@@ -185,6 +196,8 @@ class Extender:
             try:
                 cached, state = self._current()
             except ViewUnavailable as exc:
+                if not pod.claims:  # as in filter: nothing to weigh, nothing to block
+                    return [{"Host": name, "Score": 0} for name in names]
                 raise ExtenderError(f"prioritize: no complete view of the cluster: {exc}") from None
             storage = cached if nodes is None else StorageFilter(nodes, state.objects, self.names)
             scores = storage.prioritize(pod, names, *self._reserved(storage, pod.uid))
@@ -237,6 +250,22 @@ class Extender:
         for warning in warnings:
             log.warning("filter: %s", warning)
         return pod, [n.name for n in nodes], nodes
+
+
+def _not_in_view(pod: Pod, state: ViewState) -> str | None:
+    """Why ``pod`` may not hold a reservation, or None: only a pod the cluster shows, with
+    this uid and every claim it names, may hold bytes (anyone can POST a pod to /filter)."""
+    if state.pod is None:
+        return "the view does not watch pods"
+    current = state.pod(pod.namespace, pod.name)
+    if current is None:
+        return "no such pod in the cluster (yet)"
+    if current.uid != pod.uid:
+        return f"the cluster's pod {pod.ref} has uid {current.uid}"
+    foreign = sorted(set(pod.claims) - set(current.claims))
+    if foreign:
+        return f"claims {', '.join(foreign)} are not the cluster's pod's"
+    return None
 
 
 def _error_result(message: str) -> Json:

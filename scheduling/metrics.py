@@ -24,6 +24,7 @@ class SchedulingMetrics:
     filter_seconds: Histogram = field(init=False)
     failed_nodes: Counter = field(init=False)
     reservations: Gauge = field(init=False)
+    reservations_refused: Counter = field(init=False)
     errors: Counter = field(init=False)
     mutations: Counter = field(init=False)
 
@@ -36,6 +37,10 @@ class SchedulingMetrics:
                                     "Nodes refused by the filter, by reason.", ["reason"], registry=r)
         self.reservations = Gauge("storage_scheduler_extender_reservations",
                                   "Pods whose approved local bytes are held (in flight).", registry=r)
+        self.reservations_refused = Counter(
+            "storage_scheduler_extender_reservations_refused_total",
+            "Filters that passed nodes but held no bytes: the pod, its uid or its claims are not in the view.",
+            registry=r)
         self.errors = Counter("storage_scheduler_errors_total",
                               "Requests answered with an error (bad request, no complete view).", ["verb"],
                               registry=r)

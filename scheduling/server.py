@@ -1,43 +1,75 @@
-"""A small JSON-over-HTTP(S) server for the extender and the webhook.
+"""HTTP(S) hosting for the extender, the webhook and ``run``'s endpoints, on aiohttp.
 
-Routes map a path to a function of the decoded JSON body. Connections are kept alive
-(HTTP/1.1 with Content-Length), since kube-scheduler and the API server reuse them and
-a TLS handshake per call would dominate the filter's latency. TLS uses the mounted
-certificate and key; they are re-read when the files change, so a certificate that
-cert-manager renews is served without a restart. ``GET /healthz`` answers 200 (liveness);
-``GET /readyz`` 503 until the view is complete (readiness); ``GET /metrics`` the
-server's Prometheus registry.
+These servers sit in the scheduling path of every storage pod, so the transport is a
+production one (aiohttp: its own C HTTP parser with header limits, chunked bodies and
+keep-alive done right; see the README for the choice) run on an event loop in one
+thread beside the caller's synchronous code. What this module adds is policy:
+
+* a listen backlog of ``Limits.backlog`` (a burst of pod creations must not be dropped);
+* a body limit per server, refused with 413 from ``Content-Length`` before a byte of the
+  body is read, or as soon as a chunked body passes it (the rest is discarded for a
+  moment, then the connection closed); a body must arrive within ``body_timeout`` (408);
+  compressed bodies are not inflated;
+* idle and half-sent requests are closed after ``idle_timeout`` (aiohttp's keep-alive
+  timer, which also runs before the first request), a TLS handshake must finish within
+  ``handshake_timeout``, and past ``max_connections`` (or near the process's descriptor
+  limit) the oldest connection without a request in flight is closed for a new one, so
+  idle sockets cannot keep a real request out;
+* JSON nested too deep, or denser in objects than ``_MAX_CONTAINER_DENSITY`` allows, is a
+  400 before routes see it; every refused client costs one log line, never a traceback;
+* TLS through ``scheduling.tls`` (a certificate and key reloaded as a pair, optional
+  client-certificate verification: with a client CA, POST routes answer 403 to a client
+  without a certificate), the handshake done here so a failed one is logged as one line
+  naming the peer.
+
+Routes stay what they were: POST routes take the decoded JSON body (or ``Undecodable``)
+and return a JSON-serializable answer, raising ``BadRequest`` for a 400; GET pages take
+nothing and return a ``Reply``. Every request is answered on the loop thread, one at a
+time: the extender serializes its filters anyway, and a thread hop per call would cost
+more than it saves.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-import os
+import resource
 import socket
 import ssl
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import msgspec
+from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-__all__ = ["BadRequest", "JsonServer", "Route", "TLSFiles"]
+from scheduling.server_conn import Connections, Gate, OneLineLogger
+from scheduling.tls import ReloadingContext, TLSFiles
+
+__all__ = ["BadRequest", "HttpServer", "Limits", "Page", "Reply", "Route", "TLSFiles", "Undecodable", "health_pages"]
 
 log = logging.getLogger(__name__)
 
-#: A route: decoded JSON body -> JSON-serializable answer. Raise ``BadRequest`` for a 400.
+#: A POST route: decoded JSON body -> JSON-serializable answer. Raise ``BadRequest`` for a 400.
 Route = Callable[[object], Any]
-
-#: Bodies above this are refused (a 5,000-node NodeList is ~20 MB; names are far smaller).
-MAX_BODY = 64 << 20
-
 
 # msgspec: a 5,000-node answer encodes in a fifth of json's time, which matters at a 10 ms budget.
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder()
+
+#: At most one JSON object or array per this many body bytes (plus a small allowance).
+#: Each costs a Python object of 56-250 bytes once decoded: ``[{},{},...]`` would turn
+#: 60 MB into 1.5 GB. A NodeList of full nodes averages one per ~40 bytes, a pod ~1 per 30.
+_MAX_CONTAINER_DENSITY = 12
+_CONTAINER_ALLOWANCE = 4096
+
+#: After refusing a body, read and discard what the client still sends for this long before
+#: closing (a lingering close, as nginx does): a client that writes its whole body before
+#: reading then sees the 413 instead of a connection reset. Nothing read is kept.
+_LINGER_SECONDS = 2.0
 
 
 class BadRequest(Exception):
@@ -45,131 +77,259 @@ class BadRequest(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class TLSFiles:
-    cert_file: str
-    key_file: str
+class Reply:
+    status: int
+    body: bytes
+    content_type: str = "application/json"
 
 
-class _Reloading:
-    """An SSL context that reloads its certificate when the files' modification times change."""
-
-    def __init__(self, files: TLSFiles) -> None:
-        self.files = files
-        self._stamp: tuple[float, float] = (0.0, 0.0)
-        self._lock = threading.Lock()
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
-        self.reload()
-
-    def reload(self) -> None:
-        stamp = (os.stat(self.files.cert_file).st_mtime, os.stat(self.files.key_file).st_mtime)
-        with self._lock:
-            if stamp != self._stamp:
-                self.context.load_cert_chain(self.files.cert_file, self.files.key_file)
-                self._stamp = stamp
+#: A GET page: nothing in, the whole answer out.
+Page = Callable[[], Reply]
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: JsonServer
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one client may cost the server. Defaults suit the webhook and the metrics server;
+    the extender's body limit is its own flag (``--max-request-bytes``)."""
 
-    def setup(self) -> None:
-        super().setup()
-        # Headers and body are two writes; without NODELAY, Nagle's algorithm holds the body
-        # until the client's delayed ACK (~40 ms), four times the filter's latency budget.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s " + format, self.address_string(), *args)
-
-    def _send(self, status: int, payload: object) -> None:
-        body = _ENCODER.encode(payload)
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        if self.path == "/healthz":
-            self._send(200, {"status": "ok"})
-        elif self.path == "/metrics" and self.server.metrics is not None:
-            body = generate_latest(self.server.metrics)
-            self.send_response(200)
-            self.send_header("Content-Type", CONTENT_TYPE_LATEST)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-        elif self.path == "/readyz":
-            ready = self.server.ready()
-            self._send(200 if ready else 503, {"status": "ok" if ready else "watch caches not synced"})
-        else:
-            self._send(404, {"error": f"no route {self.path}"})
-
-    def do_POST(self) -> None:
-        route = self.server.routes.get(self.path.split("?", 1)[0])
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            self.close_connection = True
-            self._send(413, {"error": f"body of {length} bytes is too large"})
-            return
-        raw = self.rfile.read(length) if length else b""
-        if route is None:
-            self._send(404, {"error": f"no route {self.path}"})
-            return
-        try:
-            body = _DECODER.decode(raw) if raw else None
-        except msgspec.DecodeError as exc:
-            body = _Undecodable(str(exc))
-        try:
-            self._send(200, route(body))
-        except BadRequest as exc:
-            self._send(400, {"error": str(exc)})
+    #: Largest request body in bytes (413 above it).
+    max_request_bytes: int = 4 << 20
+    #: Seconds a connection may sit without a complete request (idle keep-alive, slow headers).
+    idle_timeout: float = 15.0
+    #: Seconds a body may take to arrive once its headers have.
+    body_timeout: float = 10.0
+    #: Seconds a TLS handshake may take.
+    handshake_timeout: float = 5.0
+    #: Pending connections the kernel queues before ``accept`` (capped by net.core.somaxconn).
+    backlog: int = 1024
+    #: Open connections; past it the oldest one without a request in flight is closed.
+    max_connections: int = 1024
+    #: Longest request line or header field.
+    max_header_bytes: int = 8190
 
 
-class _Undecodable:
+@dataclass(frozen=True, slots=True)
+class Undecodable:
     """A body that is not JSON; routes decide whether that is an error or an answer."""
 
-    def __init__(self, message: str) -> None:
-        self.message = message
+    message: str
 
     def __repr__(self) -> str:
         return f"not JSON: {self.message}"
 
 
-class JsonServer(ThreadingHTTPServer):
-    """Serves ``routes`` on ``host:port`` (port 0: any free port; see ``port``)."""
+class _Refused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
-    daemon_threads = True
 
-    def __init__(self, host: str, port: int, routes: Mapping[str, Route], tls: TLSFiles | None = None, *,
-                 ready: Callable[[], bool] = lambda: True, metrics: CollectorRegistry | None = None) -> None:
-        self.routes = dict(routes)
-        self.ready = ready
-        self.metrics = metrics
-        self._tls = _Reloading(tls) if tls is not None else None
-        super().__init__((host, port), _Handler)
+def decode_json(raw: bytes) -> object:
+    """The body as JSON (``Undecodable`` when it is not), or ``_Refused`` (400) when decoding it
+    would cost far more memory than its size, or recurse too deep."""
+    if not raw:
+        return None
+    containers = raw.count(b"{") + raw.count(b"[")
+    if containers > len(raw) // _MAX_CONTAINER_DENSITY + _CONTAINER_ALLOWANCE:
+        raise _Refused(400, f"body of {len(raw)} bytes holds {containers} JSON objects or arrays, "
+                            f"more than one per {_MAX_CONTAINER_DENSITY} bytes")
+    try:
+        return _DECODER.decode(raw)
+    except RecursionError:
+        raise _Refused(400, "JSON nested too deep") from None
+    except msgspec.DecodeError as exc:
+        return Undecodable(str(exc))
+
+
+def _descriptor_budget() -> int:
+    """Connections this process can hold open beside its files, watches and logs."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return max(16, soft - 64) if soft != resource.RLIM_INFINITY else 1 << 20
+
+
+class HttpServer:
+    """``pages`` (GET) and ``routes`` (POST, JSON) on ``host:port`` (port 0: any free port).
+
+    The socket is bound here, so a port in use or bad TLS files fail the caller at once
+    (``OSError``, ``ssl.SSLError``); ``start()`` serves from a daemon thread, ``close()``
+    stops accepting, lets requests in flight finish, and joins it.
+    """
+
+    def __init__(self, host: str, port: int, *, pages: Mapping[str, Page] | None = None,
+                 routes: Mapping[str, Route] | None = None, tls: TLSFiles | None = None,
+                 limits: Limits | None = None, name: str = "http") -> None:
+        self.limits = limits or Limits()
+        self._pages = dict(pages or {})
+        self._routes = dict(routes or {})
+        self._tls = ReloadingContext(tls) if tls is not None else None
+        self._name = name
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._sock = socket.create_server((host, port), family=family, backlog=self.limits.backlog)
+        self._connections = Connections(min(self.limits.max_connections, _descriptor_budget()))
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
 
     @property
     def port(self) -> int:
-        return int(self.server_address[1])
+        return int(self._sock.getsockname()[1])
 
     @property
     def scheme(self) -> str:
         return "https" if self._tls is not None else "http"
 
-    def get_request(self) -> tuple[socket.socket, Any]:
-        conn, addr = super().get_request()
-        if self._tls is None:
-            return conn, addr
-        try:
-            self._tls.reload()
-        except (OSError, ssl.SSLError) as exc:  # keep serving the certificate we have
-            log.error("TLS: cannot reload %s: %s", self._tls.files.cert_file, exc)
-        return self._tls.context.wrap_socket(conn, server_side=True, do_handshake_on_connect=False), addr
+    def start(self) -> None:
+        started = threading.Event()
+        failure: list[BaseException] = []
+        self._thread = threading.Thread(target=self._run, args=(started, failure), name=f"{self._name}-{self.port}",
+                                        daemon=True)
+        self._thread.start()
+        started.wait()
+        if failure:
+            raise failure[0]
 
-    def serve_in_thread(self) -> threading.Thread:
-        """Start serving in a daemon thread (tests, and the command's main thread waits on signals)."""
-        thread = threading.Thread(target=self.serve_forever, name=f"http-{self.port}", daemon=True)
-        thread.start()
-        return thread
+    def close(self, timeout: float = 5.0) -> None:
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop already ended
+                loop.call_soon_threadsafe(stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._sock.close()
+
+    # --- the loop thread ------------------------------------------------------------------
+    def _run(self, started: threading.Event, failure: list[BaseException]) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._serve(started))
+        except BaseException as exc:
+            if started.is_set():  # serving had begun: nobody waits on start() any more
+                log.error("%s server on port %d stopped: %s: %s", self._name, self.port, type(exc).__name__, exc)
+            failure.append(exc)
+            started.set()
+        finally:
+            loop.run_until_complete(_cancel_the_rest())
+            loop.close()
+
+    async def _serve(self, started: threading.Event) -> None:
+        self._stop = asyncio.Event()
+        app = web.Application(client_max_size=self.limits.max_request_bytes)
+        for path in self._pages:
+            app.router.add_get(path, self._tracked(self._page))
+        for path in self._routes:
+            app.router.add_post(path, self._tracked(self._post))
+        runner = web.AppRunner(
+            app, handle_signals=False, access_log=None, logger=OneLineLogger(log),
+            keepalive_timeout=self.limits.idle_timeout, lingering_time=_LINGER_SECONDS, auto_decompress=False,
+            max_line_size=self.limits.max_header_bytes, max_field_size=self.limits.max_header_bytes)
+        await runner.setup()
+        factory = runner.server
+        assert factory is not None
+        loop = asyncio.get_running_loop()
+
+        def gate() -> Gate:
+            return Gate(factory(), self._connections, self._tls, self.limits.handshake_timeout)
+
+        server = await loop.create_server(gate, sock=self._sock, backlog=self.limits.backlog)
+        started.set()
+        try:
+            await self._stop.wait()
+        finally:
+            server.close()
+            await runner.shutdown()
+            self._connections.close_all()
+            await runner.cleanup()
+
+    def _tracked(self, handler: _Handler) -> _Handler:
+        """``handler``, with its connection marked busy meanwhile (busy ones are never evicted)."""
+        async def tracked(request: web.Request) -> web.StreamResponse:
+            self._connections.request_started(request.transport)
+            try:
+                return await handler(request)
+            finally:
+                self._connections.request_finished(request.transport)
+
+        return tracked
+
+    async def _page(self, request: web.Request) -> web.StreamResponse:
+        reply = self._pages[request.path]()
+        return web.Response(status=reply.status, body=reply.body, headers={"Content-Type": reply.content_type})
+
+    async def _post(self, request: web.Request) -> web.StreamResponse:
+        route = self._routes[request.path]
+        if self._tls is not None and self._tls.files.client_ca_file and not _has_client_certificate(request):
+            return _refuse(request, 403, "a client certificate signed by --client-ca-file is required")
+        try:
+            body = decode_json(await self._body(request))
+            answer = route(body)
+        except _Refused as exc:
+            return _refuse(request, exc.status, str(exc))
+        except BadRequest as exc:
+            return _json(400, {"error": str(exc)})
+        except RecursionError:
+            return _refuse(request, 400, "JSON nested too deep")
+        return web.Response(body=_ENCODER.encode(answer), content_type="application/json")
+
+    async def _body(self, request: web.Request) -> bytes:
+        limit = self.limits.max_request_bytes
+        length = request.content_length
+        if length is None and "Transfer-Encoding" not in request.headers:
+            # HTTP/1.1 says such a request has no body, so whatever follows is the next request:
+            # a proxy in front may disagree (smuggling). Refuse, and close the connection.
+            raise _Refused(411, "a POST needs Content-Length or Transfer-Encoding: chunked")
+        if length is not None and length > limit:
+            raise _Refused(413, f"body of {length} bytes is over the limit of {limit} bytes")
+        try:
+            async with asyncio.timeout(self.limits.body_timeout):
+                return await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            raise _Refused(413, f"chunked body over the limit of {limit} bytes") from None
+        except TimeoutError:
+            raise _Refused(408, f"body not received within {self.limits.body_timeout:g}s") from None
+
+
+async def _cancel_the_rest() -> None:
+    """Handlers still lingering on a closed connection end here, not as "destroyed" tasks."""
+    pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _has_client_certificate(request: web.Request) -> bool:
+    """The client presented a certificate (the handshake has verified it against the CA)."""
+    transport = request.transport
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    return isinstance(ssl_object, ssl.SSLObject) and bool(ssl_object.getpeercert())
+
+
+def _json(status: int, payload: object) -> web.Response:
+    return web.Response(status=status, body=_ENCODER.encode(payload), content_type="application/json")
+
+
+def _refuse(request: web.Request, status: int, message: str) -> web.Response:
+    """One log line, a JSON error, and the connection closed once the client stops sending (at
+    most ``_LINGER_SECONDS``; an unread body is discarded, never buffered)."""
+    log.warning("%s %s from %s refused (%d): %s", request.method, request.path, request.remote, status, message)
+    response = _json(status, {"error": message})
+    response.force_close()
+    return response
+
+
+def health_pages(ready: Callable[[], str | None], metrics: CollectorRegistry | None = None) -> dict[str, Page]:
+    """``/healthz`` (liveness: always 200), ``/readyz`` (200, or 503 with ``ready()``'s reason:
+    the view is incomplete or stale) and, with a registry, ``/metrics``."""
+    def healthz() -> Reply:
+        return Reply(200, _ENCODER.encode({"status": "ok"}))
+
+    def readyz() -> Reply:
+        reason = ready()
+        return Reply(200 if reason is None else 503, _ENCODER.encode({"status": reason or "ok"}))
+
+    pages = {"/healthz": healthz, "/readyz": readyz}
+    if metrics is not None:
+        registry = metrics
+        pages["/metrics"] = lambda: Reply(200, generate_latest(registry), CONTENT_TYPE_LATEST)
+    return pages

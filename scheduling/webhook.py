@@ -2,7 +2,8 @@
 
 ``mutate(review)`` takes an ``admission.k8s.io/v1`` AdmissionReview and returns one,
 always ``allowed: true``: the webhook only ever *routes* pods. For a new pod in an
-opted-in namespace (``fnmatch`` globs, default ``*``), without the opt-out annotation,
+opted-in namespace (``fnmatch`` globs, default ``*``), without the opt-out annotation
+(present with any value, as the thesis' webhook reads it),
 that names no scheduler of its own, it answers with a JSONPatch setting
 ``spec.schedulerName`` and a label recording the mutation. With ``only_local_storage``
 it routes only pods with a claim of a local provisioner (or whose claim's class it
@@ -44,8 +45,9 @@ class WebhookConfig:
     scheduler_name: str = "storage-aware-scheduler"
     #: Namespaces whose pods are routed (``fnmatch`` globs); default every namespace.
     namespaces: tuple[str, ...] = ("*",)
-    #: Pods with this annotation set to "true" are left alone.
-    opt_out_annotation: str = "autoscaler.storage.dev/skip-storage-scheduler"
+    #: Pods carrying this annotation, whatever its value (even ""), are left alone: the
+    #: thesis' ``--annotation-optout`` and its default.
+    opt_out_annotation: str = "arrikto.com/skip-rok-scheduler-webhook"
     #: Label written on routed pods, so a person can see why a pod has another scheduler.
     mutation_label: str = "autoscaler.storage.dev/scheduler-mutated"
     #: Route only pods with claims of a local provisioner.
@@ -109,7 +111,9 @@ def _patch(request: Json, config: WebhookConfig, view: ClusterView | None) -> li
     if not any(fnmatch.fnmatchcase(namespace, glob) for glob in config.namespaces):
         return None
     annotations = meta.get("annotations") or {}
-    if str(annotations.get(config.opt_out_annotation, "")).lower() == "true":
+    if not isinstance(annotations, dict):
+        raise ValueError("AdmissionReview.request.object.metadata.annotations: expected a map")
+    if config.opt_out_annotation in annotations:
         log.debug("pod-webhook: %s opted out", ref)
         return None
     current = spec.get("schedulerName")

@@ -336,8 +336,12 @@ def csi_driver(name: str, storage_capacity: bool = True) -> CSIDriver:
 
 def node_group_json(name: str, min_size: int = 0, max_size: int = 10, *, target_size: int | None = None,
                     nodes: Sequence[str] = (), node_selector: Mapping[str, str] | None = None,
-                    template: Json | None = None, price: float | None = None) -> Json:
-    """A ``NodeGroup``; ``template`` is a Node (e.g. ``node_json("t", storage_max="200Gi")``)."""
+                    template: Json | None = None, price: float | None = None,
+                    autoscaling_options: Mapping[str, object] | None = None) -> Json:
+    """A ``NodeGroup``; ``template`` is a Node (e.g. ``node_json("t", storage_max="200Gi")``).
+
+    ``autoscaling_options``: CA's per-group option tags (``scaledownunneededtime: 2m``).
+    """
     spec: Json = {"minSize": min_size, "maxSize": max_size}
     if target_size is not None:
         spec["targetSize"] = target_size
@@ -349,6 +353,8 @@ def node_group_json(name: str, min_size: int = 0, max_size: int = 10, *, target_
         spec["template"] = template
     if price is not None:
         spec["pricePerHour"] = price
+    if autoscaling_options is not None:
+        spec["autoscalingOptions"] = dict(autoscaling_options)
     return {"apiVersion": "autoscaler.storage.dev/v1alpha1", "kind": "NodeGroup", "metadata": {"name": name},
             "spec": spec}
 

@@ -26,6 +26,7 @@ from types import FrameType
 
 from app.run.events import EventEmitter, QueuedEvents
 from app.run.flags import RunSettings, settings_from_args
+from app.run.flagtable import RUN_FLAGS
 from app.run.leader import Leadership
 from app.run.logs import configure_logging, remove_logging
 from app.run.loop import LiveLoop
@@ -34,6 +35,8 @@ from app.run.seams import ActLog, GuardedCluster, GuardedProvider
 from app.run.server import Endpoints, Health
 from app.run.status import StatusTracker
 from autoscaler.config import Options
+from autoscaler.flagspec import ignored_given
+from autoscaler.flagtable import DECISION_FLAGS
 from cloudproviders.config import CloudConfigError, load_provider
 from cloudproviders.interface import CloudError, CloudProvider
 from kube.clusterapi import ClusterAPI, ClusterAPIError
@@ -108,7 +111,7 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
     stop = stop if stop is not None else threading.Event()
     metrics = Metrics()
     metrics.dry_run.set(1 if settings.dry_run else 0)
-    health = Health(settings.max_failing_seconds)
+    health = Health(settings.max_failing_seconds, max_inactivity_seconds=settings.max_inactivity_seconds)
     try:
         endpoints = Endpoints(*settings.address, metrics, health)
     except OSError as exc:
@@ -132,7 +135,7 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
 
     def new_loop() -> LiveLoop:
         return LiveLoop(cluster, guarded, options, metrics, emitter, acts, write_status=settings.write_status_configmap,
-                        dry_run=settings.dry_run, executor=executor, status=StatusTracker(),
+                        dry_run=settings.dry_run, executor=executor, status=StatusTracker(settings.health),
                         annotate_nodes=settings.explain_node_annotation)
 
     endpoints.start()
@@ -167,6 +170,7 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
                     with contextlib.suppress(ClusterAPIError):
                         live.cluster.write_status(StatusTracker.initializing(time.time()))
             began = time.monotonic()
+            health.active()
             if loop.iterate(time.time()):
                 health.succeeded()
             done += 1
@@ -188,7 +192,10 @@ def serve(settings: RunSettings, options: Options, live: Live, provider: CloudPr
 def run(args: argparse.Namespace, options: Options) -> int:
     """The ``run`` command; raises ``ConfigError`` for a bad flag (``app.cli`` prints it, exit 2)."""
     settings = settings_from_args(args, options.storage)
-    handler = configure_logging(settings.verbosity, settings.logging_format)
+    handlers = configure_logging(settings.logging)
+    for flag in ignored_given(args, (*DECISION_FLAGS, *RUN_FLAGS)):
+        log.warning("flag --%s is accepted for compatibility with Cluster Autoscaler but has no effect here: %s",
+                    flag.name, flag.ignored)
     stop = threading.Event()
     try:
         with _signals(stop):
@@ -196,7 +203,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
                 provider = provider_for(settings)
                 from app.run.wiring import connect
 
-                live = connect(settings, stop)
+                live = connect(settings, stop, options.feature_gates)
                 return serve(settings, options, live, provider, stop)
             except StartupError as exc:
                 sys.stderr.write(f"autoscaler run: {exc}\n")
@@ -205,4 +212,4 @@ def run(args: argparse.Namespace, options: Options) -> int:
                 log.info("stopped during start-up")
                 return 0
     finally:
-        remove_logging(handler)
+        remove_logging(handlers)

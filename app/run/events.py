@@ -7,7 +7,9 @@ the latter repeated at most every 10 minutes per pod while its message stays the
 since a pending pod is reconsidered every loop. On nodes and their pods
 when a scale-down starts (CA ``core/scaledown/actuation``): ``ScaleDown`` ("marked
 the node as toBeDeleted/unschedulable", "deleting pod for node scale down"). On the
-status ConfigMap: ``ScaledUpGroup`` and ``FailedToScaleUpGroup``. The actuator emits
+status ConfigMap: ``ScaledUpGroup`` and ``FailedToScaleUpGroup``; ``ScaleDownEmpty``/``ScaleDown``
+when a removal starts and when the node is gone (with ``ScaleDown`` "nodes removed by
+cluster autoscaler" on the node). The actuator emits
 its own node events (``ScaleDownFailed`` ...). With ``--dry-run`` every message says
 so. Events are best effort: a failure is counted by the cluster seam and skipped.
 """
@@ -25,8 +27,9 @@ from typing import Protocol
 
 from autoscaler.runonce import LoopDecision
 from kube.clusterapi import ClusterAPIError
+from simulator.utilization import Utilization
 
-__all__ = ["EventEmitter", "EventSink", "GroupSize", "QueuedEvents"]
+__all__ = ["EventEmitter", "EventSink", "GroupSize", "QueuedEvents", "go_utilization"]
 
 log = logging.getLogger("app.run.events")
 
@@ -147,12 +150,40 @@ class EventEmitter:
             del self._not_triggered[ref]
 
     def scale_down(self, decision: LoopDecision, started: Sequence[str]) -> None:
-        """ScaleDown on each node whose removal started and on the pods it will evict."""
+        """ScaleDown on each node whose removal started and on the pods it will evict; on the
+        ConfigMap, ScaleDownEmpty or ScaleDown as CA's actuator (``core/scaledown/actuation/actuator.go``)."""
         chosen = {c.node: c for c in decision.scale_down.to_delete}
+        utilization = {n.name: n.utilization for n in decision.nodes}
         for node in started:
             cand = chosen.get(node)
             self._emit("Node", "", node, "ScaleDown", "marked the node as toBeDeleted/unschedulable")
             if cand is None:
                 continue
+            if cand.empty:
+                self._on_config_map("ScaleDownEmpty", f'Scale-down: removing empty node "{node}"')
+            else:
+                pods = ",".join(p.name for p in cand.drain.to_move)
+                util = go_utilization(utilization.get(node))
+                self._on_config_map("ScaleDown", f"Scale-down: removing node {node}, utilization: {util}, "
+                                                 f"pods to reschedule: {pods}")
             for pod in cand.drain.to_move:
                 self._emit("Pod", pod.namespace, pod.name, "ScaleDown", "deleting pod for node scale down")
+
+    def removed(self, node: str, drained: bool) -> None:
+        """A node the cloud deleted: CA's ``RegisterAndRecordSuccessfulScaleDownEvent``
+        (``core/scaledown/actuation/delete_in_batch.go``), on the node and on the ConfigMap."""
+        self._emit("Node", "", node, "ScaleDown", "nodes removed by cluster autoscaler")
+        if drained:
+            self._on_config_map("ScaleDown", f"Scale-down: node {node} removed with drain")
+        else:
+            self._on_config_map("ScaleDownEmpty", f"Scale-down: empty node {node} removed")
+
+    def _on_config_map(self, reason: str, message: str) -> None:
+        self._emit("ConfigMap", self.namespace, self.config_map, reason, message)
+
+
+def go_utilization(u: Utilization | None) -> str:
+    """CA's ``utilization.Info`` as Go's ``%v`` prints it: ``{cpu mem gpu dra resource max}``."""
+    if u is None:
+        return "{0 0 0 0  0}"
+    return f"{{{u.cpu:g} {u.memory:g} {u.gpu or 0:g} 0 {u.resource} {u.value:g}}}"

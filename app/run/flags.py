@@ -1,55 +1,30 @@
-"""``run``'s operational flags: upstream CA's names and defaults, validated into one frozen object.
+"""``run``'s operational flags, validated into one frozen object.
 
-The decision flags are ``autoscaler.config.add_flags`` (shared with ``plan`` and
-``simulate``); these are the ones only a live deployment needs: where the API server
-is, which cloud, leader election, the status ConfigMap, the HTTP endpoints, client
-rate limits and logging. Names and defaults follow CA's ``config/flags/flags.go`` and
-``main.go`` (leader election from component-base's ``LeaderElectionConfiguration``).
-``--dry-run`` is ours; ``--max-loops`` is hidden and bounds a run for tests.
+The rows are ``app.run.flagtable.RUN_FLAGS`` (names and defaults of CA's
+``config/flags/flags.go`` and ``main.go``, leader election from component-base's
+``LeaderElectionConfiguration``, klog's logging flags); the decision flags are
+``autoscaler.flagtable`` (shared with ``plan`` and ``simulate``). ``--dry-run`` is
+ours: a dry run is a shadow beside CA, so its Lease and status ConfigMap default to
+names of its own (``storage-autoscaler-shadow``, ``storage-autoscaler-shadow-status``).
+``--max-loops`` is hidden and bounds a run for tests.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from autoscaler.config import ConfigError, bool_flag, duration_flag
+from app.run.flagtable import DEFAULT_LEASE, DEFAULT_STATUS, RUN_FLAGS, SHADOW_LEASE, SHADOW_STATUS
+from app.run.status import HealthRule
+from autoscaler.config import ConfigError
+from autoscaler.flagspec import add_to_parser, field_values, nested
 from cloudproviders.config import ProviderConfig, StaticGroup, parse_nodes_flag, unique_names
 from kube.names import StorageNames
 
-__all__ = ["RunSettings", "add_run_flags", "settings_from_args"]
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{value:g} is not positive")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{value} is not positive")
-    return value
-
-
-def _verbosity(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (klog verbosity, e.g. 4)") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is negative")
-    return value
+__all__ = ["LogSettings", "RunSettings", "add_run_flags", "parse_address", "settings_from_args"]
 
 
 _ADDRESS = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[^:\s]*):(?P<port>\d{1,5})$")
@@ -73,10 +48,30 @@ class LeaderElection:
     renew_deadline: float = 10.0
     #: Seconds between attempts to take or renew the lease (CA: 2s).
     retry_period: float = 2.0
-    #: Name of the ``coordination.k8s.io/v1`` Lease (CA: ``cluster-autoscaler``).
-    resource_name: str = "cluster-autoscaler"
+    #: Name of the ``coordination.k8s.io/v1`` Lease (CA: ``cluster-autoscaler``; a dry run: its own).
+    resource_name: str = DEFAULT_LEASE
     #: Namespace of the Lease; ``--namespace`` when empty.
     resource_namespace: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LogSettings:
+    """klog's flags as Python logging understands them (``app.run.logs``)."""
+
+    #: ``--v``: 4 and above is DEBUG.
+    verbosity: int = 0
+    #: ``--vmodule``: (logger-name glob, verbosity) pairs.
+    vmodule: tuple[tuple[str, int], ...] = ()
+    format: str = "text"
+    #: ``--logtostderr``: everything to stderr, no file.
+    to_stderr: bool = True
+    #: ``--alsologtostderr``: with a file, everything to stderr too.
+    also_to_stderr: bool = False
+    #: ``--stderrthreshold`` as a ``logging`` level: with a file, what also goes to stderr.
+    stderr_threshold: int = logging.ERROR
+    file: str = ""
+    dir: str = ""
+    skip_headers: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,10 +93,13 @@ class RunSettings:
     kube_client_burst: int
     #: ``--max-failing-time`` (s): /health-check fails when no loop succeeded for this long.
     max_failing_seconds: float
+    #: ``--max-inactivity`` (s): /health-check fails when no loop started for this long.
+    max_inactivity_seconds: float
     #: Seconds to wait for the adapter's first complete view before giving up (exit 2).
     cache_sync_seconds: float
-    verbosity: int
-    logging_format: str
+    logging: LogSettings
+    #: ``--ok-total-unready-count`` and ``--max-total-unready-percentage``.
+    health: HealthRule
     dry_run: bool
     #: ``--explain-node-annotation``: write each node's scale-down verdict as an annotation.
     explain_node_annotation: bool
@@ -115,77 +113,70 @@ class RunSettings:
 
 def add_run_flags(parser: argparse.ArgumentParser) -> None:
     """CA's operational flags (the decision flags are added by ``autoscaler.config.add_flags``)."""
-    add = parser.add_argument
-    add("--kubeconfig", default="", help="kubeconfig file (default: the in-cluster service account)")
-    add("--namespace", default="kube-system", help="namespace of the status ConfigMap, the Lease and events")
-    add("--cloud-provider", default="gce", help="aws, gce or azure")
-    add("--cloud-config", default="", help="the cloud provider's configuration file")
-    add("--nodes", action="append", default=[], metavar="MIN:MAX:NAME", help="a node group (repeatable)")
-    add("--node-group-auto-discovery", action="append", default=[], metavar="SPEC",
-        help="discover node groups: asg:tag=k1,k2 / mig:namePrefix=p,min=0,max=10 / label:key=value")
-    add("--address", default=":8085", help="HOST:PORT of /metrics and /health-check")
-    add("--leader-elect", type=bool_flag, nargs="?", const=True, default=True)
-    add("--leader-elect-lease-duration", type=duration_flag, default=15.0)
-    add("--leader-elect-renew-deadline", type=duration_flag, default=10.0)
-    add("--leader-elect-retry-period", type=duration_flag, default=2.0)
-    add("--leader-elect-resource-name", default="cluster-autoscaler")
-    add("--leader-elect-resource-namespace", default="")
-    add("--write-status-configmap", type=bool_flag, nargs="?", const=True, default=True)
-    add("--status-config-map-name", default="cluster-autoscaler-status")
-    add("--kube-client-qps", type=_positive_float, default=5.0)
-    add("--kube-client-burst", type=_positive_int, default=10)
-    add("--max-failing-time", type=duration_flag, default=15 * 60.0)
-    add("--cache-sync-timeout", type=duration_flag, default=60.0,
-        help="how long to wait for the first complete view of the cluster before exiting")
-    add("--v", "-v", dest="verbosity", type=_verbosity, default=0, help="log verbosity (klog levels; 4 = debug)")
-    add("--logging-format", choices=("text", "json"), default="text")
-    add("--dry-run", type=bool_flag, nargs="?", const=True, default=False,
-        help="decide, log, emit events, write status and metrics; never change a node, a pod or a group")
-    add("--explain-node-annotation", type=bool_flag, nargs="?", const=True, default=False,
-        help="write each node's scale-down verdict (explain's) as the annotation "
-             "autoscaler.storage.dev/explain, for kubectl describe node; changed verdicts only")
-    add("--max-loops", type=_positive_int, default=0, help=argparse.SUPPRESS)
+    add_to_parser(parser, RUN_FLAGS)
+
+
+def _static_groups(specs: tuple[str, ...], cloud_provider: str) -> tuple[StaticGroup, ...]:
+    try:
+        groups = tuple(parse_nodes_flag(v) for v in specs)
+        if cloud_provider != "aws":
+            # CA's AWS provider registers a group named twice once, with the first bounds
+            # (``cloudprovider/aws/auto_scaling_groups.go``, ``register``): that provider decides.
+            unique_names(groups)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return groups
+
+
+def _check_leader(leader: LeaderElection) -> None:
+    """component-base's validation of ``LeaderElectionConfiguration``."""
+    if not leader.enabled:
+        return
+    if min(leader.lease_duration, leader.renew_deadline, leader.retry_period) <= 0:
+        raise ConfigError("--leader-elect-lease-duration, -renew-deadline and -retry-period must be positive")
+    if leader.lease_duration <= leader.renew_deadline:
+        raise ConfigError("--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline")
+    if leader.renew_deadline <= leader.retry_period:
+        raise ConfigError("--leader-elect-renew-deadline must be greater than --leader-elect-retry-period")
+    if not leader.resource_name:
+        raise ConfigError("--leader-elect-resource-name: empty")
+
+
+def _check(top: dict[str, Any], provider: dict[str, Any], groups: tuple[StaticGroup, ...]) -> None:
+    """The checks one flag's parser cannot make; raises ``ConfigError`` naming the flag."""
+    if not top["namespace"]:
+        raise ConfigError("--namespace: empty")
+    if top["write_status_configmap"] and not top["status_config_map_name"]:
+        raise ConfigError("--status-config-map-name: empty")
+    if top["max_failing_seconds"] <= 0:
+        raise ConfigError("--max-failing-time: must be positive")
+    if top["max_inactivity_seconds"] <= 0:
+        raise ConfigError("--max-inactivity: must be positive")
+    if top["cache_sync_seconds"] <= 0:
+        raise ConfigError("--cache-sync-timeout: must be positive")
+    if not groups and not provider["auto_discovery"] and not provider["cloud_config"]:
+        raise ConfigError("no node groups: give --nodes=MIN:MAX:NAME, --node-group-auto-discovery or --cloud-config")
 
 
 def settings_from_args(args: argparse.Namespace, storage: StorageNames) -> RunSettings:
-    """Validate the operational flags together; raises ``ConfigError`` naming the flag."""
-    a: dict[str, Any] = vars(args)
-    try:
-        groups: tuple[StaticGroup, ...] = tuple(parse_nodes_flag(v) for v in a["nodes"])
-        unique_names(groups)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    leader = LeaderElection(a["leader_elect"], a["leader_elect_lease_duration"], a["leader_elect_renew_deadline"],
-                            a["leader_elect_retry_period"], a["leader_elect_resource_name"],
-                            a["leader_elect_resource_namespace"])
-    if leader.enabled:
-        # component-base's validation of LeaderElectionConfiguration.
-        if min(leader.lease_duration, leader.renew_deadline, leader.retry_period) <= 0:
-            raise ConfigError("--leader-elect-lease-duration, -renew-deadline and -retry-period must be positive")
-        if leader.lease_duration <= leader.renew_deadline:
-            raise ConfigError("--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline")
-        if leader.renew_deadline <= leader.retry_period:
-            raise ConfigError("--leader-elect-renew-deadline must be greater than --leader-elect-retry-period")
-        if not leader.resource_name:
-            raise ConfigError("--leader-elect-resource-name: empty")
-    if not a["namespace"]:
-        raise ConfigError("--namespace: empty")
-    if a["write_status_configmap"] and not a["status_config_map_name"]:
-        raise ConfigError("--status-config-map-name: empty")
-    if a["max_failing_time"] <= 0:
-        raise ConfigError("--max-failing-time: must be positive")
-    if a["cache_sync_timeout"] <= 0:
-        raise ConfigError("--cache-sync-timeout: must be positive")
-    if not groups and not a["node_group_auto_discovery"] and not a["cloud_config"]:
-        raise ConfigError("no node groups: give --nodes=MIN:MAX:NAME, --node-group-auto-discovery or --cloud-config")
-    provider = ProviderConfig(static_groups=groups, auto_discovery=tuple(a["node_group_auto_discovery"]),
-                              cloud_config=a["cloud_config"] or None, storage=storage)
-    return RunSettings(
-        kubeconfig=a["kubeconfig"], namespace=a["namespace"], cloud_provider=a["cloud_provider"],
-        provider=provider, address=parse_address(a["address"]), leader=leader,
-        write_status_configmap=a["write_status_configmap"], status_config_map_name=a["status_config_map_name"],
-        kube_client_qps=a["kube_client_qps"], kube_client_burst=a["kube_client_burst"],
-        max_failing_seconds=a["max_failing_time"], cache_sync_seconds=a["cache_sync_timeout"],
-        verbosity=a["verbosity"], logging_format=a["logging_format"], dry_run=a["dry_run"],
-        explain_node_annotation=a["explain_node_annotation"], max_loops=a["max_loops"],
-    )
+    """Validate the operational flags together; raises ``ConfigError`` naming the flag.
+
+    A dry run's Lease and status ConfigMap default to the shadow's own names, so that
+    it never takes CA's Lease nor writes CA's status (``app.run.dryrun``).
+    """
+    values = nested(field_values(args, RUN_FLAGS))
+    top, provider, leader_values = values[""], values["provider"], values["leader"]
+    groups = _static_groups(provider["static_groups"], str(top["cloud_provider"]))
+    dry_run = bool(top["dry_run"])
+    if leader_values["resource_name"] is None:
+        leader_values["resource_name"] = SHADOW_LEASE if dry_run else DEFAULT_LEASE
+    if top["status_config_map_name"] is None:
+        top["status_config_map_name"] = SHADOW_STATUS if dry_run else DEFAULT_STATUS
+    leader = LeaderElection(**leader_values)
+    _check_leader(leader)
+    _check(top, provider, groups)
+    top["provider"] = ProviderConfig(static_groups=groups, auto_discovery=tuple(provider["auto_discovery"]),
+                                     cloud_config=provider["cloud_config"] or None, storage=storage)
+    top["address"] = parse_address(top["address"])
+    return RunSettings(leader=leader, logging=LogSettings(**values["logging"]), health=HealthRule(**values["health"]),
+                       **top)

@@ -3,16 +3,23 @@
 A record may carry structured fields (``extra={"fields": {...}}``); the loop's one line
 per iteration does (phases' timings, decision summary). Text renders them as
 ``key=value`` after the message, JSON as keys of the object, so a log pipeline can
-index them. ``--v`` maps klog verbosity onto levels: 4 and above is DEBUG.
+index them. klog's flags map onto logging: ``--v`` 4 and above is DEBUG, ``--vmodule``
+sets it per logger, ``--logtostderr=false`` with ``--log-file``/``--log-dir`` writes a file
+and sends stderr what reaches ``--stderrthreshold`` (everything with ``--alsologtostderr``),
+``--skip-headers`` drops the header.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import logging
+import os
 import sys
 import time
 from typing import Any
+
+from app.run.flags import LogSettings
 
 __all__ = ["JSONFormatter", "TextFormatter", "configure_logging", "remove_logging"]
 
@@ -54,26 +61,70 @@ class JSONFormatter(logging.Formatter):
         return json.dumps(payload, separators=(",", ":"), default=str)
 
 
-def configure_logging(verbosity: int, fmt: str) -> logging.Handler:
-    """Send the project's loggers to stderr in ``fmt``; returns the handler (to remove it at exit)."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JSONFormatter() if fmt == "json" else TextFormatter())
-    level = logging.DEBUG if verbosity >= 4 else logging.INFO
-    for name in ("autoscaler", "app", "kubeapi", "cloudproviders"):
+_LOGGERS = ("autoscaler", "app", "kubeapi", "cloudproviders")
+
+
+class _HeaderlessFormatter(TextFormatter):
+    """``--skip-headers``: the message and its fields, no klog header."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        return line.split("] ", 1)[1] if "] " in line else line
+
+
+def _formatter(settings: LogSettings) -> logging.Formatter:
+    if settings.format == "json":
+        return JSONFormatter()
+    return _HeaderlessFormatter() if settings.skip_headers else TextFormatter()
+
+
+def _handlers(settings: LogSettings) -> list[logging.Handler]:
+    """klog's routing: stderr only (``--logtostderr``), else the file plus stderr above the threshold."""
+    stderr = logging.StreamHandler(sys.stderr)
+    path = settings.file or (os.path.join(settings.dir, "storage-autoscaler.log") if settings.dir else "")
+    if settings.to_stderr or not path:
+        return [stderr]
+    if not settings.also_to_stderr:
+        stderr.setLevel(settings.stderr_threshold)
+    return [logging.FileHandler(path, encoding="utf-8"), stderr]
+
+
+def configure_logging(settings: LogSettings) -> list[logging.Handler]:
+    """Send the project's loggers where klog's flags say; returns the handlers (to remove them at exit)."""
+    handlers = _handlers(settings)
+    for handler in handlers:
+        handler.setFormatter(_formatter(settings))
+    level = logging.DEBUG if settings.verbosity >= 4 else logging.INFO
+    for name in _LOGGERS:
         logger = logging.getLogger(name)
-        logger.addHandler(handler)
+        for handler in handlers:
+            logger.addHandler(handler)
         logger.setLevel(level)
         logger.propagate = False
     # ``run`` logs one line per loop (``autoscaler.run``: the decision, the phases' timings and
     # the reporting); the library loop's own line says less, so it shows only at --v=4.
-    logging.getLogger("autoscaler.loop").setLevel(level if verbosity >= 4 else logging.WARNING)
-    return handler
+    logging.getLogger("autoscaler.loop").setLevel(level if settings.verbosity >= 4 else logging.WARNING)
+    for pattern, verbosity in settings.vmodule:
+        for name in _matching(pattern):
+            logging.getLogger(name).setLevel(logging.DEBUG if verbosity >= 4 else logging.INFO)
+    return handlers
 
 
-def remove_logging(handler: logging.Handler) -> None:
+def _matching(pattern: str) -> list[str]:
+    """Logger names (or their last part, as klog matches file names) the ``--vmodule`` glob matches."""
+    known = [n for n in logging.root.manager.loggerDict if n.split(".")[0] in _LOGGERS]
+    names = [n for n in known if fnmatch.fnmatchcase(n, pattern) or fnmatch.fnmatchcase(n.rsplit(".", 1)[-1], pattern)]
+    return names or ([pattern] if not any(c in pattern for c in "*?[") else [])
+
+
+def remove_logging(handlers: list[logging.Handler]) -> None:
     logging.getLogger("autoscaler.loop").setLevel(logging.NOTSET)
-    for name in ("autoscaler", "app", "kubeapi", "cloudproviders"):
+    for name in _LOGGERS:
         logger = logging.getLogger(name)
-        logger.removeHandler(handler)
+        for handler in handlers:
+            logger.removeHandler(handler)
         logger.propagate = True
         logger.setLevel(logging.NOTSET)
+    for handler in handlers:
+        if isinstance(handler, logging.FileHandler):
+            handler.close()

@@ -1,7 +1,7 @@
 """One iteration of the live loop, wired: refresh the cloud, decide and act, then report.
 
 ``LiveLoop.iterate(now)`` runs the library's ``Autoscaler.run_once`` (or, with
-``--dry-run``, only the shared decision ``runonce.run_once`` with the same memory)
+``--dry-run``, only the shared decision with the same memory: ``app.run.dryrun``)
 over the guarded seams (``app.run.seams``), then turns what happened into Kubernetes
 Events, the status ConfigMap, Prometheus metrics and one structured log line with
 the phases' timings. Nothing here decides; it only reports the library's decision.
@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -24,18 +25,19 @@ from dataclasses import dataclass, field
 from app.explain.storage import StoragePlugins
 from app.explain.verdicts import node_verdicts, storage_details
 from app.gc import collector_paused
+from app.run.dryrun import DryRun, would_do
 from app.run.events import EventEmitter, GroupSize
 from app.run.metrics import Metrics
 from app.run.seams import ActLog, GuardedCluster, GuardedProvider
 from app.run.status import GroupView, NodeView, StatusTracker, group_views, health_ok, unreadable_message
 from app.run.storage import local_storage_by_group, pods_pending_on_local_storage
+from app.run.taints import taint_counts
 from autoscaler.config import Options
-from autoscaler.loop import Autoscaler
-from autoscaler.runonce import LoopDecision, run_once
-from autoscaler.scaledown.types import ScaleDownMemory
-from autoscaler.templates import TemplateNode
+from autoscaler.loop import Autoscaler, EventKind
+from autoscaler.runonce import LoopDecision
 from cloudproviders.interface import CloudError
 from kube.clusterapi import ClusterAPIError, ViewUnavailable
+from kube.names import CA_TO_BE_DELETED_TAINT
 
 __all__ = ["EXPLAIN_ANNOTATION", "LiveLoop"]
 
@@ -48,19 +50,40 @@ EXPLAIN_ANNOTATION = "autoscaler.storage.dev/explain"
 MAX_ANNOTATIONS_PER_LOOP = 100
 
 
-@dataclass(slots=True)
-class _DryRun:
-    """The decision alone, with the memory the real loop keeps (unneeded-since times, templates)."""
+def _skipped_for_limits(decision: LoopDecision) -> list[tuple[str, str]]:
+    """(direction, limit) per scaling a resource limit held back, as CA's ``skipped_scale_events_count``.
 
-    cluster: GuardedCluster
-    provider: GuardedProvider
-    options: Options
-    memory: ScaleDownMemory = field(default_factory=ScaleDownMemory)
-    templates: dict[str, TemplateNode] = field(default_factory=dict)
+    Up: a scale-up capped by ``--cores-total``/``--memory-total`` (the orchestrator's note,
+    ``autoscaler/scaleup/orchestrator.py``); down: a node kept by their minimum
+    (``MinimalResourceLimitExceeded``, ``autoscaler/scaledown/eligibility.py``).
+    """
+    out: list[tuple[str, str]] = []
+    for note in decision.scale_up.notes:
+        if "max cluster cpu limit reached" in note:
+            out.append(("up", "CpuResourceLimit"))
+        elif "max cluster memory limit reached" in note:
+            out.append(("up", "MemoryResourceLimit"))
+    for kept in decision.scale_down.unremovable:
+        if kept.reason == "MinimalResourceLimitExceeded":
+            out.append(("down", "CpuResourceLimit" if "cores" in kept.detail else "MemoryResourceLimit"))
+    return out
 
-    def decide(self, now: float) -> LoopDecision:
-        objects = self.cluster.list_objects()
-        return run_once(objects, self.provider, self.options, now, memory=self.memory, template_cache=self.templates)
+
+def _ca_functions(timings: dict[str, float], *, acted: bool) -> dict[str, float]:
+    """Our phases under CA's ``function`` labels (``metrics/metrics.go``'s ``FunctionLabel``s).
+
+    The decision's own phases map one to one (the snapshot is CA's cluster-state update,
+    scale-down planning is ``findUnneeded``); ``autoscaling`` is the whole decide-and-act
+    step and ``scaleDown`` what acting took beyond deciding (none in a dry run).
+    """
+    out = {"main": timings["main"], "mainSuccessful": timings["main"],
+           "cloudProviderRefresh": timings.get("cloudProviderRefresh", 0.0),
+           "updateClusterState": timings.get("snapshot", 0.0), "scaleUp": timings.get("scaleUp", 0.0),
+           "findUnneeded": timings.get("scaleDown", 0.0), "autoscaling": timings.get("runOnce", 0.0)}
+    if acted:
+        deciding = sum(timings.get(k, 0.0) for k in ("snapshot", "scaleUp", "scaleDown", "report"))
+        out["scaleDown"] = max(0.0, out["autoscaling"] - deciding)
+    return out
 
 
 @dataclass(slots=True)
@@ -85,11 +108,11 @@ class LiveLoop:
     #: node -> why its removal started (empty, underutilized, unready), the metric's label.
     _removal_reasons: dict[str, str] = field(default_factory=dict)
     _autoscaler: Autoscaler | None = None
-    _dry: _DryRun | None = None
+    _dry: DryRun | None = None
 
     def __post_init__(self) -> None:
         if self.dry_run:
-            self._dry = _DryRun(self.cluster, self.provider, self.options)
+            self._dry = DryRun(self.cluster, self.provider, self.options)
         else:
             self._autoscaler = Autoscaler(self.cluster, self.provider, self.options, self.executor)
 
@@ -97,7 +120,11 @@ class LiveLoop:
         if self._dry is not None:
             return self._dry.decide(now)
         assert self._autoscaler is not None
-        return self._autoscaler.run_once(now).decision
+        record = self._autoscaler.run_once(now)
+        for event in record.events:
+            if event.kind is EventKind.SCALE_UP_TIMED_OUT:  # CA's metrics.Timeout
+                self.metrics.scale_up_failed("timeout", event.nodes)
+        return record.decision
 
     def iterate(self, now: float) -> bool:
         """One loop at ``now`` (seconds since the epoch); True when it completed."""
@@ -138,7 +165,7 @@ class LiveLoop:
         timings.update(decision.timings)
         total = self.wall_clock() - started
         timings["main"] = total
-        self.metrics.phases(timings)
+        self.metrics.phases(_ca_functions(timings, acted=not self.dry_run))
         self.metrics.last_activity.labels("autoscaling").set(now)
         self._log(decision, timings)
         return True
@@ -149,7 +176,9 @@ class LiveLoop:
             reason = "unready" if not cand.ready else "empty" if cand.empty else "underutilized"
             self._removal_reasons.setdefault(cand.node, reason)
         for node in acts.deleted:
-            self.metrics.scaled_down_nodes_total.labels(self._removal_reasons.pop(node, "underutilized")).inc()
+            reason = self._removal_reasons.pop(node, "underutilized")
+            self.metrics.scaled_down(reason)
+            self.events.removed(node, drained=reason != "empty")
         # Only removals still under way keep their reason: one rolled back (or only decided, with
         # --dry-run) leaves nothing behind, so a run of months does not collect every node name.
         removing = self._autoscaler.actuator.tasks if self._autoscaler is not None else {}
@@ -234,8 +263,17 @@ class LiveLoop:
                 members[n.group] = members.get(n.group, 0) + 1
         by_state["unregistered"] = sum(max(0, g.target - members.get(g.name, 0)) for g in groups)
         m.set_nodes(by_state)
-        m.set_groups({g.name: g.target for g in groups}, sum(g.max_size for g in groups))
-        m.cluster_safe_to_autoscale.set(1 if health_ok(nodes) else 0)
+        rule = self.status.health
+        group_nodes = {g.name: [n for n in nodes if n.group == g.name] for g in groups}
+        m.set_groups(((g.name, g.min_size, g.max_size, g.target, health_ok(group_nodes[g.name], rule)) for g in groups),
+                     sum(g.max_size for g in groups))
+        m.cluster_safe_to_autoscale.set(1 if health_ok(nodes, rule) else 0)
+        m.set_backoff((g.name for g in groups), self._backed_off(decision.now))
+        m.set_unremovable(Counter(str(u.reason) for u in decision.scale_down.unremovable))
+        for direction, limit in _skipped_for_limits(decision):
+            m.skipped_scale_events_count.labels(direction, limit).inc()
+        memory = self._autoscaler.memory if self._autoscaler is not None else None
+        m.pending_node_deletions.set(len(memory.deletions_in_progress) if memory is not None else 0)
         up = decision.scale_up
         m.unschedulable_pods_count.labels("unschedulable").set(
             len(up.triggered_by) + len(up.still_unschedulable) + len(up.fits_existing) + len(up.fits_upcoming))
@@ -247,6 +285,22 @@ class LiveLoop:
             free, total = local_storage_by_group(objects.nodes, {n.name: n.group for n in decision.nodes})
             m.set_local_storage(free, total, [g.name for g in groups])
             m.pods_pending_local_storage.set(pods_pending_on_local_storage(objects, self.options.storage))
+            live = [n for n in objects.nodes if not n.has_taint(CA_TO_BE_DELETED_TAINT)]
+            m.set_resources(sum(n.capacity.cpu for n in live) / 1000, sum(n.capacity.memory for n in live),
+                            self.options.scale_up.cores_total, self.options.scale_up.memory_total_gib)
+            m.set_taints(taint_counts(objects.nodes, self.options.scale_up.ignore_taints))
+
+    def _backed_off(self, now: float) -> dict[str, str]:
+        """Backed-off groups -> the error class (the metric's ``reason``), as the library loop keeps them."""
+        if self._autoscaler is None:
+            return {}
+        backoff = self._autoscaler.backoff
+        out: dict[str, str] = {}
+        for group in backoff.backed_off(now):
+            entry = backoff.status(group, now)
+            if entry is not None:
+                out[group] = entry.error_class.value
+        return out
 
     def _log(self, decision: LoopDecision, timings: dict[str, float]) -> None:
         up, down = decision.scale_up, decision.scale_down
@@ -257,3 +311,5 @@ class LiveLoop:
             "scaleDown": down.result, "unneeded": len(down.unneeded), "removing": [c.node for c in down.to_delete],
             "phasesMs": {k: round(v * 1000, 2) for k, v in timings.items()},
         }})
+        if self.dry_run:
+            log.info("dry run, loop %d: %s", self.loops, would_do(decision, self.options))

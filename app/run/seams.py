@@ -3,7 +3,7 @@
 ``GuardedCluster`` and ``GuardedProvider`` wrap the live ``ClusterAPI`` and the cloud
 provider without changing what they mean:
 
-* Every call that changes the world (taint, untaint, evict, delete a pod, resize a
+* Every call that changes the world (taint, untaint, evict, resize a
   group, delete nodes) first asks ``may_act()``. A replica that lost its lease (or
   runs ``--dry-run``) is refused at once, mid-loop included, with ``NotActing``
   (a ``ClusterAPIError``/``CloudError`` the loop and actuator already handle) instead
@@ -125,21 +125,14 @@ class GuardedCluster:
             result = self.inner.evict_pod(namespace, name, grace_period_seconds)
         except ClusterAPIError as exc:
             self._failed(exc)
-            self.metrics.failed_evictions_total.labels("apiCallError").inc()
+            if not isinstance(exc, NotActing):
+                self.metrics.eviction(succeeded=False)
             raise
-        if result.outcome is Eviction.EVICTED:
-            self.metrics.evicted_pods_total.inc()
-        elif result.outcome is Eviction.REFUSED:
-            self.metrics.failed_evictions_total.labels("disruptionBudget").inc()
+        # As CA (core/scaledown/actuation/drain.go): a pod already gone counts as evicted; a
+        # budget's refusal is retried by the actuator and is not a result yet.
+        if result.outcome in (Eviction.EVICTED, Eviction.GONE):
+            self.metrics.eviction(succeeded=True)
         return result
-
-    def delete_pod(self, namespace: str, name: str) -> None:
-        _refuse(self.refusal, f"delete pod {namespace}/{name}")
-        try:
-            self.inner.delete_pod(namespace, name)
-        except ClusterAPIError as exc:
-            self._failed(exc)
-            raise
 
     def record_event(self, kind: str, namespace: str, name: str, reason: str, message: str, *,
                      warning: bool = False) -> None:
@@ -188,11 +181,11 @@ class GuardedGroup:
             self.inner.increase_size(delta)
         except CloudError as exc:
             self.metrics.errors_total.labels("cloudProviderError").inc()
-            self.metrics.failed_scale_ups_total.labels("cloudProviderError").inc()
+            self.metrics.scale_up_failed("cloudProviderError", delta)
             code = "OutOfResource" if isinstance(exc, InsufficientCapacity) else "CloudProviderError"
             self.acts.scale_up_failed.append((self.name, code, str(exc)))
             raise
-        self.metrics.scaled_up_nodes_total.inc(delta)
+        self.metrics.scaled_up(delta)
         self.acts.scaled_up.append((self.name, before, before + delta, self.inner.max_size()))
 
     def delete_nodes(self, nodes: Sequence[Node]) -> None:

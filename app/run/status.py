@@ -5,7 +5,7 @@ The structure is CA's ``clusterstate/api.ClusterAutoscalerStatus``: ``time``,
 and ``nodeGroups`` (the same per group, with ``cloudProviderTarget``, ``minSize`` and
 ``maxSize``), each condition with ``lastProbeTime`` and ``lastTransitionTime``. Tools
 that parse CA's ConfigMap read ours. Health follows CA's ``--ok-total-unready-count``
-(3) and ``--max-total-unready-percentage`` (45) defaults. ``StatusTracker`` keeps the
+and ``--max-total-unready-percentage`` (``HealthRule``; 3 and 45 by default). ``StatusTracker`` keeps the
 transition times between loops; the text is built from the loop's decision, the
 cloud's groups and the listed nodes, with no I/O of its own.
 """
@@ -24,14 +24,11 @@ from autoscaler.scaledown.unreadable import unreadable_protection
 from cloudproviders.interface import CloudError, NodeGroup
 from kube.model import ClusterObjects
 
-__all__ = ["GroupView", "NodeView", "StatusTracker", "group_views", "health_ok", "unreadable_message"]
+__all__ = ["GroupView", "HealthRule", "NodeView", "StatusTracker", "group_views", "health_ok", "unreadable_message"]
 
 #: Unremovable nodes listed in the status (a ConfigMap holds at most 1 MiB).
 MAX_UNREMOVABLE_LISTED = 100
 
-#: CA's ``--ok-total-unready-count`` and ``--max-total-unready-percentage`` defaults.
-OK_TOTAL_UNREADY_COUNT = 3
-MAX_TOTAL_UNREADY_PERCENTAGE = 45.0
 #: CA's initial node group backoff after a failed scale-up.
 INITIAL_BACKOFF_SECONDS = 300.0
 
@@ -70,10 +67,20 @@ def _counts(nodes: Sequence[NodeView], target: int | None) -> dict[str, Any]:
     return {"registered": registered, "longUnregistered": 0, "unregistered": unregistered}
 
 
-def health_ok(nodes: Sequence[NodeView]) -> bool:
-    """CA's cluster health: unready nodes within max(3, 45% of registered)."""
+@dataclass(frozen=True, slots=True)
+class HealthRule:
+    """CA's health rule (``clusterstate``): unready nodes within max(count, percentage of registered)."""
+
+    #: ``--ok-total-unready-count``.
+    ok_total_unready_count: int = 3
+    #: ``--max-total-unready-percentage``.
+    max_total_unready_percentage: float = 45.0
+
+
+def health_ok(nodes: Sequence[NodeView], rule: HealthRule = HealthRule()) -> bool:
+    """Whether ``nodes`` are healthy under ``rule`` (CA's defaults: max(3, 45% of registered))."""
     unready = sum(1 for n in nodes if n.readiness == "Unready")
-    return unready <= max(OK_TOTAL_UNREADY_COUNT, MAX_TOTAL_UNREADY_PERCENTAGE / 100 * len(nodes))
+    return unready <= max(rule.ok_total_unready_count, rule.max_total_unready_percentage / 100 * len(nodes))
 
 
 def _rfc3339(now: float) -> str:
@@ -90,6 +97,7 @@ def _go_time(now: float) -> str:
 class StatusTracker:
     """Builds the status text each loop and remembers when each condition last changed."""
 
+    health: HealthRule = field(default_factory=HealthRule)
     #: (group or "" for cluster-wide, condition) -> (status, since).
     _since: dict[tuple[str, str], tuple[str, float]] = field(default_factory=dict)
     #: group -> (until, errorCode, errorMessage) of the backoff after a failed scale-up.
@@ -128,7 +136,7 @@ class StatusTracker:
             live = [n for n in members if n.readiness != "Deleting"]
             in_progress = group.target > len(live)
             any_in_progress = any_in_progress or in_progress
-            healthy = health_ok(members)
+            healthy = health_ok(members, self.health)
             health = self._condition((group.name, "health"), "Healthy" if healthy else "Unhealthy", now,
                                      nodeCounts=_counts(members, group.target),
                                      cloudProviderTarget=group.target, minSize=group.min_size,
@@ -144,7 +152,8 @@ class StatusTracker:
             candidates = sum(1 for n in members if n.name in unneeded_set)
             down = self._down((group.name, "scaleDown"), candidates, now)
             group_entries.append({"name": group.name, "health": health, "scaleUp": up, "scaleDown": down})
-        cluster_health = self._condition(("", "health"), "Healthy" if health_ok(nodes) else "Unhealthy", now,
+        healthy = health_ok(nodes, self.health)
+        cluster_health = self._condition(("", "health"), "Healthy" if healthy else "Unhealthy", now,
                                          nodeCounts=_counts(nodes, None))
         cluster_health["nodeCounts"]["unregistered"] = sum(
             e["health"]["nodeCounts"]["unregistered"] for e in group_entries)

@@ -20,6 +20,7 @@ from app.run.command import Live, StartupCancelled, StartupError
 from app.run.flags import RunSettings
 from app.run.leader import AlwaysLeader, Leadership
 from kube.clusterapi import ClusterAPIError, TransientAPIError
+from kube.featuregates import FeatureGates
 from kubeapi import ConfigError, Forbidden, KubeClusterAPI, LeaderElector
 
 __all__ = ["connect"]
@@ -29,7 +30,7 @@ def _identity() -> str:
     return f"{socket.gethostname()}_{uuid.uuid4()}"
 
 
-def connect(settings: RunSettings, stop: threading.Event) -> Live:
+def connect(settings: RunSettings, stop: threading.Event, gates: FeatureGates | None = None) -> Live:
     """The connected adapter and its leadership; raises ``StartupError`` with one line."""
     electors: list[LeaderElector] = []
 
@@ -42,7 +43,7 @@ def connect(settings: RunSettings, stop: threading.Event) -> Live:
             settings.kubeconfig or None, namespace=settings.namespace, qps=settings.kube_client_qps,
             burst=settings.kube_client_burst, storage=settings.provider.storage,
             may_act=holds_lease if settings.leader.enabled else None,
-            status_configmap=settings.status_config_map_name)
+            status_configmap=settings.status_config_map_name, gates=gates)
     except ConfigError as exc:
         raise StartupError(f"--kubeconfig: {exc}") from None
     host = api.transport.api_client.configuration.host

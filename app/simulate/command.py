@@ -50,6 +50,23 @@ def simulate(args: argparse.Namespace, options: Options) -> int:
         return EXIT_BAD_INPUT
 
 
+#: What one loop of a small simulated cluster costs at least (the shipped scenarios: ~1 ms).
+SECONDS_PER_LOOP = 0.001
+
+
+def check_loop_count(duration: float, scan_interval: float, variants: int, limit: int) -> None:
+    """Refuse up front a run whose loop count would take hours: say how long, and which flags change it."""
+    loops = int(duration // scan_interval) + 1
+    if loops <= limit:
+        return
+    hours = loops * variants * SECONDS_PER_LOOP / 3600
+    raise ConfigError(
+        f"--max-simulated-loops: a duration of {duration:g}s at a scan interval of {scan_interval:g}s is "
+        f"{loops:,} loops per run ({variants} run{'s' if variants > 1 else ''}), more than the limit of {limit:,}; "
+        f"at ~{SECONDS_PER_LOOP * 1000:g} ms a loop that is at least {hours:,.1f} hours. Raise --scan-interval "
+        f"(or the scenario's scanInterval), shorten the duration, or raise --max-simulated-loops")
+
+
 def _simulate(args: argparse.Namespace, options: Options) -> int:
     scenario = load_scenario(args.scenario)
     if args.scan_interval is not None:  # the flag, when given, overrides the scenario's scanInterval
@@ -58,6 +75,7 @@ def _simulate(args: argparse.Namespace, options: Options) -> int:
     if args.compare:
         variants = [("storage-aware", dataclasses.replace(options, storage_aware=True)),
                     ("upstream", dataclasses.replace(options, storage_aware=False))]
+    check_loop_count(scenario.duration, scenario.scan_interval, len(variants), args.max_simulated_loops)
     runs: list[tuple[str, RunResult]] = []
     for label, opts in variants:
         if not args.quiet:

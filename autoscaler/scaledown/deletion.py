@@ -2,7 +2,8 @@
 
 Nothing is deleted during a cooldown (``--scale-down-delay-after-add|delete|failure``)
 or before a node has been unneeded for ``--scale-down-unneeded-time`` (unready nodes:
-``--scale-down-unready-time``). Then empty nodes go in bulk within
+``--scale-down-unready-time``; each the node group's own option when it sets one, as
+upstream's ``unneeded/nodes.go`` reads them per group). Then empty nodes go in bulk within
 ``--max-scale-down-parallelism``, and at most ``--max-drain-parallelism`` nodes that
 need draining, fewer while earlier drains are still in progress. ``plan`` runs at
 steady state: no cooldown, every unneeded node counts as unneeded long enough.
@@ -54,7 +55,8 @@ def choose_deletions(sim: LoopContext, removable: list[RemovalCandidate], memory
     def long_enough(r: RemovalCandidate) -> bool:
         if steady_state:
             return True
-        needed = sd.unneeded_seconds if r.ready else sd.unready_seconds
+        config = sim.group_config(r.group)
+        needed = config.unneeded_seconds if r.ready else config.unready_seconds
         return needed >= 0 and now - since[r.node] >= needed
 
     ready = [r for r in removable if long_enough(r)]

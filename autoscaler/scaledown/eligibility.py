@@ -5,7 +5,9 @@ that cannot be computed (no cpu or memory allocatable: ``UnexpectedError``), unr
 handling (``--scale-down-unready-enabled``; a negative ``--scale-down-unready-time``
 keeps unready nodes forever, since their local data would be lost), then utilization:
 max(CPU, memory), or GPU use on GPU nodes, above ``--scale-down-utilization-threshold``
-(CA >= 1.36 compares ``utilization > threshold``: a node exactly at it is a candidate),
+(``--scale-down-gpu-utilization-threshold``; each the group's own option when it sets one,
+``autoscaler.groupconfig``; CA >= 1.36 compares ``utilization > threshold``: a node
+exactly at it is a candidate),
 or, storage-aware, storage utilization above
 ``--scale-down-storage-utilization-threshold``, means ``NotUnderutilized``.
 
@@ -28,10 +30,6 @@ from simulator.drainability import is_guard_pod
 from simulator.utilization import Utilization, is_long_terminating
 
 __all__ = ["Candidate", "GroupBudget", "check_eligibility"]
-
-#: Upstream ``--scale-down-gpu-utilization-threshold``'s default: GPU nodes are judged by
-#: GPU use against it (the flag itself is not offered yet).
-GPU_UTILIZATION_THRESHOLD = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +81,13 @@ def check_eligibility(sim: LoopContext, memory: ScaleDownMemory) -> tuple[list[C
         if unready and not sd.unready_enabled:
             unremovable.append(Unremovable(name, "ScaleDownUnreadyDisabled"))
             continue
-        if unready and sd.unready_seconds < 0:
+        config = sim.group_config(state.group)
+        if unready and config.unready_seconds < 0:
             unremovable.append(Unremovable(
                 name, "NotUnreadyLongEnough",
                 "unready nodes are never removed (--scale-down-unready-time is negative): local data would be lost"))
             continue
-        threshold = sd.utilization_threshold if util.gpu is None else GPU_UTILIZATION_THRESHOLD
+        threshold = config.utilization_threshold if util.gpu is None else config.gpu_utilization_threshold
         if sd.mode == ScaleDownMode.PER_NODE and util.value > threshold:
             unremovable.append(Unremovable(
                 name, "NotUnderutilized", f"{util.resource} utilization {util.value:.2f} > {threshold:g}"))

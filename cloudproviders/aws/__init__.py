@@ -16,7 +16,7 @@ from cloudproviders.aws.errors import RetryPolicy
 from cloudproviders.aws.pricing import load_prices
 from cloudproviders.aws.provider import AwsProvider
 from cloudproviders.aws.settings import parse_auto_discovery, read_cloud_config, resolve_region
-from cloudproviders.config import CloudConfigError, ProviderConfig, unique_names
+from cloudproviders.config import CloudConfigError, ProviderConfig
 from cloudproviders.interface import CloudProvider
 
 __all__ = ["AwsProvider", "build_provider"]
@@ -30,7 +30,6 @@ def build_provider(config: ProviderConfig, *, session: boto3.Session | None = No
     hooks, a retry policy that does not sleep); by default boto3's standard credential
     and endpoint resolution applies, ``AWS_ENDPOINT_URL`` included.
     """
-    unique_names(config.static_groups)
     discovery = [parse_auto_discovery(spec) for spec in config.auto_discovery]
     if not config.static_groups and not discovery:
         raise CloudConfigError("--cloud-provider=aws: give --nodes=MIN:MAX:ASG or "

@@ -1,8 +1,8 @@
 """The AWS calls the provider makes, each through ``errors.call`` (translated, retried).
 
-One boto3 session, one Auto Scaling and one EC2 client. The clients are made without an
+One boto3 session, one Auto Scaling, one EC2 and one EKS client. The clients are made without an
 ``endpoint_url`` so boto3's standard ``AWS_ENDPOINT_URL`` (and per-service
-``AWS_ENDPOINT_URL_AUTO_SCALING``/``_EC2``) environment variables apply, as they do for
+``AWS_ENDPOINT_URL_AUTO_SCALING``/``_EC2``/``_EKS``) environment variables apply, as they do for
 every AWS tool (moto's server mode in tests). botocore's retries are off: ``errors.call``
 is the one retry layer. Responses are returned as botocore's dicts; ``state.py`` and
 ``template.py`` read them.
@@ -43,6 +43,7 @@ class AwsApi:
         self.retry = retry or RetryPolicy(max_wait_seconds=AWS_MAX_WAIT_SECONDS)
         self._autoscaling = session.client("autoscaling", config=config)
         self._ec2 = session.client("ec2", config=config)
+        self._eks = session.client("eks", config=config)
 
     def _call(self, what: str, operation: Callable[[], Raw]) -> Raw:
         return call(self.retry, what, operation)
@@ -136,3 +137,34 @@ class AwsApi:
                 if not token:
                     break
         return out
+
+    # --- ec2:DescribeImages ------------------------------------------------------------------------
+    def images(self, image_id: str) -> list[Raw]:
+        """The image(s) behind ``image_id`` (architecture and virtualization type for attribute-based selection)."""
+        page = self._call(f"DescribeImages {image_id}", lambda: self._ec2.describe_images(ImageIds=[image_id]))
+        images: list[Raw] = page.get("Images", [])
+        return images
+
+    # --- ec2:GetInstanceTypesFromInstanceRequirements ------------------------------------------------
+    def instance_types_for_requirements(self, requirements: Mapping[str, Any], architectures: Sequence[str],
+                                        virtualization: Sequence[str]) -> list[str]:
+        """The instance types matching attribute-based requirements, in AWS's order (all pages)."""
+        out: list[str] = []
+        token: str | None = None
+        while True:
+            request: Raw = {"ArchitectureTypes": list(architectures), "VirtualizationTypes": list(virtualization),
+                            "InstanceRequirements": dict(requirements), **({"NextToken": token} if token else {})}
+            page = self._call("GetInstanceTypesFromInstanceRequirements",
+                              partial(self._ec2.get_instance_types_from_instance_requirements, **request))
+            out.extend(str(t["InstanceType"]) for t in page.get("InstanceTypes", []) if t.get("InstanceType"))
+            token = page.get("NextToken")
+            if not token:
+                return out
+
+    # --- eks:DescribeNodegroup ---------------------------------------------------------------------
+    def nodegroup(self, cluster: str, nodegroup: str) -> Raw:
+        """One EKS managed node group (labels, taints, tags, capacity type, ...)."""
+        page = self._call(f"DescribeNodegroup {cluster}/{nodegroup}",
+                          lambda: self._eks.describe_nodegroup(clusterName=cluster, nodegroupName=nodegroup))
+        found: Raw = page.get("nodegroup", {})
+        return found

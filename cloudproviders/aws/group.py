@@ -9,9 +9,11 @@ placeholder (requested, never started) only lowers the desired capacity;
 has (read fresh for the check). After each successful call the cached state is updated,
 so the loop sees its own action before the next refresh.
 
-The template (``template.py``) is resolved lazily from the launch template / launch
-configuration / mixed-instances policy and ``DescribeInstanceTypes``, and cached until the
-next full refresh; a failure there is logged and the group has no cloud template (None).
+The template (``template.py``) is resolved lazily from the launch source (``launch.py``),
+``DescribeInstanceTypes`` and, for an EKS managed node group, ``DescribeNodegroup``
+(``eks.py``), and cached until the next full refresh; a failure there (or a group without
+an availability zone, as in CA's ``getAsgTemplate``) is logged and the group has no cloud
+template (None). ``delete_nodes`` makes the checks every provider makes (``deletable.py``).
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ import dataclasses
 import datetime as dt
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from cloudproviders.aws.api import AwsApi
+from cloudproviders.aws.eks import ManagedNodegroup, ManagedNodegroups
+from cloudproviders.aws.launch import Launch, resolve_launch
 from cloudproviders.aws.state import PLACEHOLDER_PREFIX, AsgState, parse_provider_id
-from cloudproviders.aws.template import InstanceTypeInfo, build_template, group_options
+from cloudproviders.aws.tags import group_options, labels_from_tags
+from cloudproviders.aws.template import InstanceTypeInfo, build_template, static_instance_type
+from cloudproviders.deletable import check_deletable
 from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState, NotFound
 from kube.model import Node
 from kube.names import StorageNames
@@ -35,7 +40,13 @@ log = logging.getLogger(__name__)
 
 
 class InstanceTypes:
-    """``DescribeInstanceTypes`` results, fetched once per type (they do not change)."""
+    """``DescribeInstanceTypes`` results, fetched once per type (they do not change).
+
+    When the call fails (no ``ec2:DescribeInstanceTypes`` permission, say) or AWS does not
+    know the type, the shipped static list answers (``instance_types.json``), as CA falls
+    back on its static list (``aws_cloud_provider.go``, ``BuildAWS``); a type in neither is
+    an error (CA: "uses the unknown EC2 instance type").
+    """
 
     def __init__(self, api: AwsApi) -> None:
         self._api = api
@@ -44,32 +55,34 @@ class InstanceTypes:
     def get(self, name: str) -> InstanceTypeInfo:
         found = self._known.get(name)
         if found is None:
-            raw = self._api.instance_types([name]).get(name)
-            if raw is None:
-                raise CloudError(f"DescribeInstanceTypes: unknown instance type {name!r}")
-            found = self._known[name] = InstanceTypeInfo.from_api(raw)
+            try:
+                raw = self._api.instance_types([name]).get(name)
+            except CloudError as error:
+                log.warning("DescribeInstanceTypes failed; using the static instance type list",
+                            extra={"instance_type": name, "error": str(error)})
+                raw = None
+            found = InstanceTypeInfo.from_api(raw) if raw is not None else static_instance_type(name)
+            if found is None:
+                raise CloudError(f"unknown EC2 instance type {name!r}")
+            self._known[name] = found
         return found
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Resolved:
-    instance_type: str
-    root_volume_bytes: int | None
 
 
 class AsgNodeGroup:
     """See the module docstring; bounds come from ``--nodes`` for static groups, else from the ASG."""
 
-    def __init__(self, state: AsgState, *, api: AwsApi, types: InstanceTypes, prices: Mapping[str, float],
-                 names: StorageNames, bounds: tuple[int, int] | None, wall_clock: Callable[[], float]) -> None:
+    def __init__(self, state: AsgState, *, api: AwsApi, types: InstanceTypes, nodegroups: ManagedNodegroups,
+                 prices: Mapping[str, float], names: StorageNames, bounds: tuple[int, int] | None,
+                 wall_clock: Callable[[], float]) -> None:
         self._state = state
         self._api = api
         self._types = types
+        self._nodegroups = nodegroups
         self._prices = prices
         self._names = names
         self._bounds = bounds
         self._wall_clock = wall_clock
-        self._resolved: _Resolved | None = None
+        self._resolved: Launch | None = None
         self._template: Node | None = None
         #: When this process last changed the desired capacity (scaling activities before it are old news).
         self.scaled_at: dt.datetime | None = None
@@ -111,19 +124,16 @@ class AsgNodeGroup:
         self._set_desired(size)
 
     def delete_nodes(self, nodes: Sequence[Node]) -> None:
-        if self._state.desired - len(nodes) < self.min_size():
-            raise CloudError(f"node group {self.name}: deleting {len(nodes)} node(s) from {self._state.desired} "
-                             f"goes below min {self.min_size()}")
         members = {i.instance_id: i for i in self._state.instances}
+        placeholder = PLACEHOLDER_PREFIX + self.name + "-"
+        keys = [parse_provider_id(n.provider_id) or f"no-instance:{n.name}" for n in nodes]
+        check_deletable(f"node group {self.name}", nodes, keys, target=self._state.desired, min_size=self.min_size(),
+                        is_member=lambda k: k in members or k.startswith(placeholder))
         ids: list[str] = []
         placeholders = 0
-        for node in nodes:
-            instance_id = parse_provider_id(node.provider_id)
-            if instance_id is not None and instance_id.startswith(PLACEHOLDER_PREFIX + self.name + "-"):
+        for node, instance_id in zip(nodes, keys, strict=True):
+            if instance_id.startswith(placeholder):
                 placeholders += 1
-            elif instance_id is None or instance_id not in members:
-                raise CloudError(f"node group {self.name}: node {node.name} ({node.provider_id or 'no providerID'}) "
-                                 "is not one of its instances")
             elif members[instance_id].state is InstanceState.DELETING:
                 log.info("instance already terminating", extra={"node_group": self.name, "node": node.name})
             else:
@@ -162,16 +172,28 @@ class AsgNodeGroup:
     def template_node(self) -> Node | None:
         if self._template is None:
             try:
-                resolved = self._resolve()
-                info = self._types.get(resolved.instance_type)
+                self._template = self._build_template()
             except CloudError as error:
                 log.warning("no cloud template for node group", extra={"node_group": self.name, "error": str(error)})
                 return None
-            zone = self._state.zones[0] if self._state.zones else f"{self._api.region}a"
-            self._template = build_template(self.name, info, region=self._api.region, zone=zone,
-                                            tags=self._state.tags, names=self._names,
-                                            root_volume_bytes=resolved.root_volume_bytes)
         return self._template
+
+    def _build_template(self) -> Node:
+        if not self._state.zones:
+            raise CloudError(f"node group {self.name}: unable to get its first availability zone")
+        launch = self._resolve()
+        info = self._types.get(launch.instance_type)
+        return build_template(self.name, info, zone=self._state.zones[0], tags=self._state.tags, names=self._names,
+                              root_volume_bytes=launch.root_volume_bytes, requirements=launch.requirements,
+                              eks=self._managed_nodegroup())
+
+    def _managed_nodegroup(self) -> ManagedNodegroup | None:
+        """The EKS node group the ASG's tags name (``eks:nodegroup-name``, ``eks:cluster-name``), if any."""
+        labels = labels_from_tags(self._state.tags)
+        nodegroup, cluster = labels.get("nodegroup-name"), labels.get("cluster-name")
+        if not nodegroup or not cluster:
+            return None
+        return self._nodegroups.get(cluster, nodegroup, group=self.name)
 
     def price_per_hour(self) -> float | None:
         try:
@@ -183,27 +205,8 @@ class AsgNodeGroup:
     def group_options(self) -> GroupOptions:
         return group_options(self.name, self._state.tags)
 
-    def _resolve(self) -> _Resolved:
-        """The instance type new instances get and their root volume size (CA: first mixed-policy override)."""
+    def _resolve(self) -> Launch:
+        """The instance type new instances get (``launch.py``), read once per refresh."""
         if self._resolved is None:
-            launch = self._state.launch
-            data: Mapping[str, Any] | None = None
-            if launch.launch_template is not None:
-                data = self._api.launch_template_data(launch.launch_template)
-            elif launch.launch_configuration is not None:
-                data = self._api.launch_configuration(launch.launch_configuration)
-            instance_type = launch.override_types[0] if launch.override_types else (data or {}).get("InstanceType")
-            if not instance_type:
-                raise CloudError(f"node group {self.name}: no instance type in its launch template, launch "
-                                 "configuration or mixed-instances overrides")
-            self._resolved = _Resolved(str(instance_type), _root_volume_bytes(data or {}))
+            self._resolved = resolve_launch(self._api, self.name, self._state.launch)
         return self._resolved
-
-
-def _root_volume_bytes(data: Mapping[str, Any]) -> int | None:
-    """The first EBS mapping's size (GiB) in bytes: the node's ephemeral storage, as CA reads it."""
-    for mapping in data.get("BlockDeviceMappings", []) or []:
-        size = (mapping.get("Ebs") or {}).get("VolumeSize")
-        if size:
-            return int(size) * 2**30
-    return None

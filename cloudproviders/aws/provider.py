@@ -3,8 +3,10 @@
 ``refresh()`` (called once per loop) reads every group again when the cache is older
 than ``ProviderConfig.refresh_interval_seconds`` (CA refreshes its ASG cache on the same
 kind of timer), and for groups with requested-but-not-started instances reads their
-scaling activities, so placeholders carry the launch error. Any failure raises
-``CloudError`` and keeps the previous view whole (never a partial one).
+scaling activities, so placeholders carry the launch error. A failure to list the groups
+raises ``CloudError`` and keeps the previous view whole (never a partial one); a failure to
+read the activities leaves the placeholders without an error, as CA assumes the group can
+still launch.
 
 ``node_group_for`` maps ``spec.providerID`` (``aws:///<zone>/<instance-id>``) through an
 instance index; an unknown instance ID triggers one on-demand refresh (a node that
@@ -13,7 +15,10 @@ outside every group (control plane, unmanaged) do not cause a refresh each. That
 updates the known groups only (new or vanished groups wait for the timed one), and its
 failure raises ``CloudError`` from ``node_group_for``, as CA's ``NodeGroupForNode`` errors.
 
-A static group (``--nodes``) that AWS does not list is logged and left out, as CA does.
+A static group (``--nodes``) that AWS does not list is logged and left out. A group named
+twice in ``--nodes`` takes the first bounds given, as CA's ``asgCache.register`` keeps the
+first registration of an explicitly configured group. Auto-discovery specs are combined
+into one filter set (``settings.combine_discovery``), as CA does.
 """
 
 from __future__ import annotations
@@ -24,11 +29,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from cloudproviders.aws.api import AwsApi
+from cloudproviders.aws.eks import ManagedNodegroups
 from cloudproviders.aws.group import AsgNodeGroup, InstanceTypes
-from cloudproviders.aws.settings import AsgDiscovery
+from cloudproviders.aws.settings import AsgDiscovery, combine_discovery
 from cloudproviders.aws.state import AsgState, launch_error, parse_provider_id
 from cloudproviders.config import ProviderConfig
-from cloudproviders.interface import NodeGroup
+from cloudproviders.interface import CloudError, NodeGroup
 from kube.model import Node
 
 __all__ = ["AwsProvider"]
@@ -44,13 +50,16 @@ class AwsProvider:
                  wall_clock: Callable[[], float] = time.time, on_demand_min_seconds: float = 10.0) -> None:
         self._config = config
         self._api = api
-        self._discovery = tuple(discovery)
+        self._discovery = combine_discovery(discovery)
         self._prices = prices
         self._clock = clock
         self._wall_clock = wall_clock
         self._on_demand_min = on_demand_min_seconds
         self._types = InstanceTypes(api)
-        self._static = {g.name: (g.min_size, g.max_size) for g in config.static_groups}
+        self._nodegroups = ManagedNodegroups(api, clock)
+        self._static: dict[str, tuple[int, int]] = {}
+        for group in config.static_groups:
+            self._static.setdefault(group.name, (group.min_size, group.max_size))
         self._groups: dict[str, AsgNodeGroup] = {}
         self._by_instance: dict[str, AsgNodeGroup] = {}
         self._refreshed_at: float | None = None
@@ -89,20 +98,27 @@ class AwsProvider:
         on-demand refresh in the middle of a loop must not change the list the loop holds).
         """
         raw = self._api.groups_named(list(self._static)) if self._static else []
-        for spec in self._discovery:
-            raw.extend(self._api.groups_matching(spec.filters()))
+        if self._discovery is not None:
+            raw.extend(self._api.groups_matching(self._discovery.filters()))
         states: dict[str, AsgState] = {}
         for entry in raw:
             state = AsgState.from_api(entry)
             states.setdefault(state.name, state)
         for missing in sorted(set(self._static) - set(states)):
             log.warning("static node group not found in AWS; ignoring it", extra={"node_group": missing})
-        # Errors of failed launches, only for groups with requested instances that did not start.
+        # Errors of failed launches, only for known groups with requested instances that did not
+        # start (CA's isNodeGroupAvailable skips a group it has not registered yet).
         for name, state in list(states.items()):
-            if state.desired > len(state.live_instances()):
-                previous = self._groups.get(name)
-                since = previous.scaled_at if previous is not None else None
-                error = launch_error(self._api.recent_activities(name), since)
+            previous = self._groups.get(name)
+            if previous is not None and state.desired > len(state.live_instances()):
+                since = previous.scaled_at
+                try:
+                    error = launch_error(self._api.recent_activities(name), since)
+                except CloudError as failure:
+                    # CA assumes the group can still launch and makes its placeholders anyway.
+                    log.warning("DescribeScalingActivities failed; placeholders without a launch error",
+                                extra={"node_group": name, "error": str(failure)})
+                    error = None
                 if error is not None:
                     states[name] = dataclasses.replace(state, launch_error=error)
         if keep_group_set and self._groups:
@@ -116,7 +132,8 @@ class AwsProvider:
         for name in ordered:
             group = self._groups.get(name)
             if group is None:
-                group = AsgNodeGroup(states[name], api=self._api, types=self._types, prices=self._prices,
+                group = AsgNodeGroup(states[name], api=self._api, types=self._types, nodegroups=self._nodegroups,
+                                     prices=self._prices,
                                      names=self._config.storage, bounds=self._static.get(name),
                                      wall_clock=self._wall_clock)
             else:

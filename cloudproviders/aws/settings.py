@@ -9,15 +9,18 @@ else the boto3 profile's region. ``--cloud-config`` is a small file, INI or YAML
 
 Auto-discovery follows CA's AWS syntax (``cloudprovider/aws/aws_manager.go``,
 ``parseASGAutoDiscoverySpecs``): ``asg:tag=<key>[=<value>][,<key>[=<value>]...]``; a group
-must carry every key (with that value, when one is given). Each spec is one set of
-filters; groups matching any spec are discovered.
+must carry every key (with that value, when one is given; ``key=`` is a bare key, as in CA).
+Several specs combine as CA combines them (``auto_scaling_groups.go``, ``buildAsgTags``):
+their tags merge into one set, a later spec's value winning for a key given twice, and a
+group must carry all of them, so a second spec narrows discovery, never widens it to
+another cluster's groups.
 """
 
 from __future__ import annotations
 
 import configparser
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +28,8 @@ import yaml
 
 from cloudproviders.config import CloudConfigError
 
-__all__ = ["AsgDiscovery", "CloudConfig", "parse_auto_discovery", "read_cloud_config", "resolve_region"]
+__all__ = ["AsgDiscovery", "CloudConfig", "combine_discovery", "parse_auto_discovery", "read_cloud_config",
+           "resolve_region"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,14 +61,22 @@ def parse_auto_discovery(spec: str) -> AsgDiscovery:
         raise CloudConfigError(f"{flag}: {spec!r}: expected tag=<key>[=<value>],... after 'asg:'")
     tags: list[tuple[str, str | None]] = []
     for item in body.split(","):
-        key, has_value, value = item.partition("=")
+        key, _, value = item.partition("=")
         key = key.strip()
         if not key:
             raise CloudConfigError(f"{flag}: {spec!r}: empty tag key")
-        if has_value and not value:
-            raise CloudConfigError(f"{flag}: {spec!r}: tag {key!r} has '=' but no value")
-        tags.append((key, value if has_value else None))
+        tags.append((key, value or None))
     return AsgDiscovery(tuple(tags))
+
+
+def combine_discovery(specs: Sequence[AsgDiscovery]) -> AsgDiscovery | None:
+    """All specs' tags as one filter set (see the module docstring); None without specs."""
+    merged: dict[str, str | None] = {}
+    for spec in specs:
+        for key, value in spec.tags:
+            merged.pop(key, None)  # a key given again moves to where it was given last
+            merged[key] = value
+    return AsgDiscovery(tuple(merged.items())) if merged else None
 
 
 @dataclass(frozen=True, slots=True)

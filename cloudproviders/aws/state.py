@@ -6,13 +6,15 @@ the provider's own successful calls. ``instances()`` follows CA's AWS provider
 ``aws_cloud_provider.go``, instance status): desired capacity above the group's instances
 shows as placeholder instances ``aws:///<zone>/i-placeholder-<group>-<n>`` in state
 CREATING (unlike CA, terminating instances do not count against the desired capacity:
-AWS launches their replacements), and when the group's newest scaling activity failed (a launch the cloud could not
-fulfil), those placeholders carry its error, classified from the activity's message.
+AWS launches their replacements), and when a scaling activity since this process's last
+resize failed (a launch the cloud could not fulfil), those placeholders carry its error,
+classified from the activity's message.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,19 +22,23 @@ from typing import Any
 from cloudproviders.aws.errors import CAPACITY_CODES, QUOTA_CODES
 from cloudproviders.interface import Instance, InstanceError, InstanceErrorClass, InstanceState
 
-__all__ = ["AsgInstance", "AsgState", "LaunchSpec", "launch_error", "parse_provider_id"]
+__all__ = ["AsgInstance", "AsgState", "LaunchSpec", "MixedPolicy", "launch_error", "parse_provider_id"]
 
 _CREATING = frozenset({"Pending", "Pending:Wait", "Pending:Proceed"})
 _DELETING_PREFIXES = ("Terminating", "Terminated", "Detaching", "Detached")
 PLACEHOLDER_PREFIX = "i-placeholder-"
 
 
+#: CA ``validAwsRefIdRegex`` (``aws_cloud_provider.go``): ``aws:///<zone>/<id>[/<suffix>]``, or a placeholder.
+_PROVIDER_ID = re.compile(r"aws:///[-0-9a-z]*/[-0-9a-z]*(/[-0-9a-z.]*)?|aws:///[-0-9a-z]*/i-placeholder.*")
+
+
 def parse_provider_id(provider_id: str) -> str | None:
-    """The instance ID of ``aws:///<zone>/<instance-id>`` (also ``aws://<zone>/<id>``); None otherwise."""
-    if not provider_id.startswith("aws://"):
+    """The instance ID of ``aws:///<zone>/<instance-id>`` as CA's ``AwsRefFromProviderId`` reads it; None otherwise
+    (no providerID, another cloud's, an EKS hybrid node's)."""
+    if not _PROVIDER_ID.fullmatch(provider_id):
         return None
-    instance_id = provider_id.rsplit("/", 1)[-1]
-    return instance_id or None
+    return provider_id[len("aws:///"):].split("/")[1] or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,14 +60,44 @@ class AsgInstance:
         return InstanceState.RUNNING
 
 
+def _template_spec(raw: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """A launch template spec with its version made explicit: AWS reads no version as ``$Default``
+    (CA ``aws_wrapper.go``, ``buildLaunchTemplateFromSpec``)."""
+    if not raw:
+        return None
+    return {**raw, "Version": raw.get("Version") or "$Default"}
+
+
+@dataclass(frozen=True, slots=True)
+class MixedPolicy:
+    """What a mixed-instances policy says about new instances (CA ``auto_scaling_groups.go``, ``buildAsgFromAWS``)."""
+
+    launch_template: Mapping[str, Any] | None = None
+    #: The overrides' instance types, in priority order.
+    override_types: tuple[str, ...] = ()
+    #: Attribute-based selection: the ``InstanceRequirements`` of the only override, as CA reads it.
+    requirements_override: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_api(cls, raw: Mapping[str, Any]) -> MixedPolicy:
+        template = raw.get("LaunchTemplate") or {}
+        overrides = template.get("Overrides", []) or []
+        types = tuple(str(o["InstanceType"]) for o in overrides if o.get("InstanceType"))
+        requirements = overrides[0].get("InstanceRequirements") if len(overrides) == 1 else None
+        return cls(_template_spec(template.get("LaunchTemplateSpecification")), types, requirements or None)
+
+
 @dataclass(frozen=True, slots=True)
 class LaunchSpec:
-    """How the group launches instances: a launch template, a launch configuration, or a mixed policy."""
+    """How the group launches instances: a launch configuration, a launch template, or a mixed policy."""
 
     launch_template: Mapping[str, Any] | None = None
     launch_configuration: str | None = None
-    #: Mixed-instances overrides' instance types, in priority order.
-    override_types: tuple[str, ...] = ()
+    mixed: MixedPolicy | None = None
+
+    @property
+    def override_types(self) -> tuple[str, ...]:
+        return self.mixed.override_types if self.mixed is not None else ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +116,11 @@ class AsgState:
     @classmethod
     def from_api(cls, raw: Mapping[str, Any]) -> AsgState:
         """From one ``DescribeAutoScalingGroups`` entry."""
-        mixed = raw.get("MixedInstancesPolicy") or {}
-        mixed_template = mixed.get("LaunchTemplate") or {}
-        overrides = tuple(str(o["InstanceType"]) for o in mixed_template.get("Overrides", []) or []
-                          if o.get("InstanceType"))
+        mixed = raw.get("MixedInstancesPolicy")
         launch = LaunchSpec(
-            launch_template=raw.get("LaunchTemplate") or mixed_template.get("LaunchTemplateSpecification"),
-            launch_configuration=raw.get("LaunchConfigurationName"),
-            override_types=overrides,
+            launch_template=_template_spec(raw.get("LaunchTemplate")),
+            launch_configuration=raw.get("LaunchConfigurationName") or None,
+            mixed=MixedPolicy.from_api(mixed) if mixed else None,
         )
         instances = tuple(
             AsgInstance(str(i["InstanceId"]), str(i.get("AvailabilityZone", "")), str(i.get("LifecycleState", "")))
@@ -99,7 +132,8 @@ class AsgState:
             max_size=int(raw.get("MaxSize", 0)),
             desired=int(raw.get("DesiredCapacity", 0)),
             instances=instances,
-            zones=tuple(sorted(str(z) for z in raw.get("AvailabilityZones", []) or [])),
+            # In AWS's order: the first is the template's zone, as in CA (``getAsgTemplate``).
+            zones=tuple(str(z) for z in raw.get("AvailabilityZones", []) or []),
             tags={str(t["Key"]): str(t.get("Value", "")) for t in raw.get("Tags", []) or []},
             launch=launch,
         )
@@ -119,19 +153,26 @@ class AsgState:
 
 
 def launch_error(activities: Sequence[Mapping[str, Any]], since: dt.datetime | None) -> InstanceError | None:
-    """The error of the newest scaling activity if it failed (after ``since``, when given)."""
-    if not activities:
-        return None
-    newest = activities[0]
-    started = newest.get("StartTime")
-    if since is not None and isinstance(started, dt.datetime) and started < since:
-        return None
-    if str(newest.get("StatusCode", "")) not in ("Failed", "Cancelled"):
-        return None
-    message = str(newest.get("StatusMessage", "")) or str(newest.get("Description", ""))
+    """The error of a failed scaling activity since ``since`` (when given), newest first.
+
+    As CA's ``isNodeGroupAvailable`` (``auto_scaling_groups.go``): activities are read newest
+    first until one started before ``since``; any failed one among them makes the group's
+    requested instances unfulfillable, even when a newer activity succeeded.
+    """
+    for activity in activities:
+        started = activity.get("StartTime")
+        if since is not None and isinstance(started, dt.datetime) and started < since:
+            return None
+        if str(activity.get("StatusCode", "")) in ("Failed", "Cancelled"):
+            return _classified(activity)
+    return None
+
+
+def _classified(activity: Mapping[str, Any]) -> InstanceError:
+    message = str(activity.get("StatusMessage", "")) or str(activity.get("Description", ""))
     for codes, error_class in ((QUOTA_CODES, InstanceErrorClass.QUOTA),
                                (CAPACITY_CODES, InstanceErrorClass.OUT_OF_CAPACITY)):
         code = next((c for c in sorted(codes, key=lambda c: (-len(c), c)) if c in message), None)
         if code is not None:
             return InstanceError(error_class, code, message)
-    return InstanceError(InstanceErrorClass.OTHER, str(newest.get("StatusCode", "Failed")), message)
+    return InstanceError(InstanceErrorClass.OTHER, str(activity.get("StatusCode", "Failed")), message)

@@ -19,6 +19,7 @@ from cloudproviders.azure.skus import SkuInfo
 from cloudproviders.azure.tags import options_from_tags
 from cloudproviders.azure.template import GroupTemplate, build_template
 from cloudproviders.azure.vmss import vmss_facts
+from cloudproviders.deletable import check_deletable
 from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState
 from cloudproviders.shrink import plan_shrink
 from kube.model import Node
@@ -192,16 +193,8 @@ class VmssGroup:
 
     def delete_nodes(self, nodes: Sequence[Node]) -> None:
         keys = [n.provider_id.lower() for n in nodes]
-        if len(set(keys)) != len(keys):
-            raise CloudError(f"VMSS {self._name}: nodes repeated in {[n.name for n in nodes]}")
-        if any(k not in self._ids for k in keys):
-            self.load_instances()  # a node newer than the cache
-        for node, key in zip(nodes, keys, strict=True):
-            if key not in self._ids:
-                raise CloudError(f"VMSS {self._name}: node {node.name} ({node.provider_id or 'no providerID'}) "
-                                 "is not an instance of this scale set")
-        if self._target - len(nodes) < self._min:
-            raise CloudError(f"VMSS {self._name}: deleting {len(nodes)} nodes goes below min size {self._min}")
+        check_deletable(f"VMSS {self._name}", nodes, keys, is_member=lambda k: k in self._ids, target=self._target,
+                        min_size=self._min, reload=self.load_instances, member="an instance of this scale set")
         self._delete(keys)
 
     def decrease_target_size(self, delta: int) -> None:

@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from cloudproviders.interface import GroupOptions
 from cloudproviders.options import OPTION_FIELDS, TAINT_EFFECTS
-from kube.duration import parse_duration
+from kube.autoscaling_options import parse_option_value
 from kube.model import Taint
 from kube.quantity import QuantityError, parse_cpu_millis, parse_quantity
 
@@ -114,7 +114,7 @@ def resources_from_tags(tags: Mapping[str, str]) -> FromTags[dict[str, int]]:
 
 def options_from_tags(tags: Mapping[str, str]) -> FromTags[GroupOptions]:
     """Per-group options from ``..._autoscaling-options_<option>`` tags (upstream ``GetScaleSetOptions``)."""
-    values: dict[str, float] = {}
+    values: dict[str, Any] = {}
     dropped = []
     for tag, raw in sorted(tags.items()):
         if not tag.startswith(OPTIONS_TAG) or tag == OPTIONS_TAG:
@@ -125,7 +125,7 @@ def options_from_tags(tags: Mapping[str, str]) -> FromTags[GroupOptions]:
             dropped.append(f"tag {tag}: unknown autoscaling option (one of {', '.join(OPTION_FIELDS)})")
             continue
         try:
-            values[field] = float(text) if field.endswith("threshold") else parse_duration(text, signed=True)
+            values[field] = parse_option_value(field, text)
         except ValueError as exc:
             dropped.append(f"tag {tag}={raw!r}: {exc}")
-    return FromTags(GroupOptions(**values), tuple(dropped))
+    return FromTags(GroupOptions.of(values), tuple(dropped))

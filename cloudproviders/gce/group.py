@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from google.cloud import compute_v1
 
+from cloudproviders.deletable import check_deletable
 from cloudproviders.gce import kube_env as ke
 from cloudproviders.gce.api import ComputeApi
 from cloudproviders.gce.errors import instance_error
@@ -195,16 +196,8 @@ class MigGroup:
 
     def delete_nodes(self, nodes: Sequence[Node]) -> None:
         ids = [n.provider_id for n in nodes]
-        if len(set(ids)) != len(ids):
-            raise CloudError(f"MIG {self.name}: nodes repeated in {[n.name for n in nodes]}")
-        if any(i not in self._urls for i in ids):
-            self.load_instances()  # a node newer than the cache
-        for node in nodes:
-            if node.provider_id not in self._urls:
-                raise CloudError(f"MIG {self.name}: node {node.name} ({node.provider_id or 'no providerID'}) "
-                                 "is not an instance of this group")
-        if self._target - len(nodes) < self._min:
-            raise CloudError(f"MIG {self.name}: deleting {len(nodes)} nodes goes below min size {self._min}")
+        check_deletable(f"MIG {self.name}", nodes, ids, is_member=lambda k: k in self._urls, target=self._target,
+                        min_size=self._min, reload=self.load_instances, member="an instance of this group")
         try:
             self._api.delete_instances(self.ref, [self._urls[i] for i in ids])
         finally:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from typing import Any
 
 from cloudproviders.interface import GroupOptions
 from cloudproviders.options import OPTION_FIELDS
-from kube.duration import parse_duration
+from kube.autoscaling_options import parse_option_value
 
 __all__ = ["group_options"]
 
@@ -21,14 +22,13 @@ _log = logging.getLogger(__name__)
 
 
 def group_options(options: Mapping[str, str] | None, group: str) -> GroupOptions:
-    values: dict[str, float] = {}
+    values: dict[str, Any] = {}
     for key, field in OPTION_FIELDS.items():
         text = (options or {}).get(key)
         if text is None:
             continue
         try:
-            # Go's ParseDuration takes a sign; a threshold is any float.
-            values[field] = float(text) if field.endswith("threshold") else parse_duration(text, signed=True)
+            values[field] = parse_option_value(field, text)
         except ValueError:
             _log.warning("autoscaling option ignored", extra={"node_group": group, "option": key, "value": text})
-    return GroupOptions(**values)
+    return GroupOptions.of(values)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from kube.featuregates import FeatureGates
 from kube.model import OwnerRef, PodScheduling, Resources
 
 __all__ = ["DEFAULT_BOUND", "Memo", "Memos"]
@@ -48,3 +49,6 @@ class Memos:
     requests: Memo[tuple[Any, ...], Resources] = field(default_factory=_memo)
     scheduling: Memo[Any, PodScheduling] = field(default_factory=_memo)
     owners: Memo[tuple[Any, ...], OwnerRef] = field(default_factory=_memo)
+    #: The feature gates objects are read under (``--feature-gates``): a memoized value
+    #: depends on them, so they belong to the same converter as the tables.
+    gates: FeatureGates = field(default_factory=FeatureGates)

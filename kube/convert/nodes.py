@@ -43,18 +43,29 @@ def _int_label(value: str | None, what: str, node: str, warnings: list[str],
 
 
 def taints(raw: object) -> tuple[Taint, ...]:
-    """``spec.taints``, each checked (a key, a known effect)."""
+    """``spec.taints``, each checked (a key, an effect).
+
+    An effect beyond the three this version knows is one a newer API server may hold:
+    kept as written (``taint_notes`` warns), so kube-scheduler's filter, which acts on
+    NoSchedule and NoExecute only, ignores it here too.
+    """
     out = []
     for i, t in enumerate(as_list(raw, "spec.taints")):
         f = f"spec.taints[{i}]"
         t = as_map(t, f)
         key = required_str(t.get("key"), f"{f}.key")
         effect = as_str(t.get("effect"), f"{f}.effect")
-        if effect not in TAINT_EFFECTS:
-            raise FieldError(f"{f}.effect", f"unknown taint effect {describe(effect) if effect else 'empty'} "
-                                            f"(one of {', '.join(TAINT_EFFECTS)})")
+        if not effect:
+            raise FieldError(f"{f}.effect", f"empty taint effect (one of {', '.join(TAINT_EFFECTS)})")
         out.append(Taint(key, as_str(t.get("value"), f"{f}.value"), effect))
     return tuple(out)
+
+
+def taint_notes(node: Node) -> list[str]:
+    """Warnings for taints whose effect this version does not know (kept, never acted on)."""
+    return [f"Node/{node.name}: spec.taints[{i}].effect: unknown taint effect {t.effect!r} (one of "
+            f"{', '.join(TAINT_EFFECTS)} here): kept, and like kube-scheduler's filter it keeps no pod off"
+            for i, t in enumerate(node.taints) if t.effect not in TAINT_EFFECTS]
 
 
 def node_storage(name: str, labels: Mapping[str, str], annotations: Mapping[str, str], names: StorageNames,
@@ -89,7 +100,7 @@ def convert_node(obj: Json, names: StorageNames, warnings: list[str], times: Mem
             ready = as_str(cond.get("status"), f"{f}.status") == "True"
             ready_since = parse_time(cond.get("lastTransitionTime"), f"{f}.lastTransitionTime", times)
     free, most = node_storage(name, labels, annotations, names, warnings)
-    return Node(
+    node = Node(
         name=name,
         labels=labels,
         allocatable=allocatable,
@@ -108,3 +119,5 @@ def convert_node(obj: Json, names: StorageNames, warnings: list[str], times: Mem
         annotations=annotations,
         disruption_cost=annotation_int(annotations, DISRUPTION_COST),
     )
+    warnings.extend(taint_notes(node))
+    return node

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from kube.convert.errors import FieldError, Json
 from kube.convert.fields import (
@@ -21,8 +20,10 @@ from kube.convert.fields import (
     string_map,
 )
 from kube.convert.memo import Memos
+from kube.convert.memokey import freeze
 from kube.convert.resources import pod_requests
 from kube.convert.selectors import affinity_error, affinity_terms, label_selector, node_selector
+from kube.featuregates import FeatureGates
 from kube.model import (
     EMPTY_SCHEDULING,
     HostPort,
@@ -48,29 +49,13 @@ _NO_NAMES: frozenset[str] = frozenset()
 #: ``core/v1`` taint effects (a toleration's empty effect matches all of them).
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _PROTOCOLS = ("TCP", "UDP", "SCTP")
-#: Nesting a memo key may have; deeper constraints are refused, not recursed into.
-_MAX_KEY_DEPTH = 40
+#: Toleration operators behind feature gate TaintTolerationComparisonOperators (Kubernetes 1.35).
+COMPARISON_OPERATORS = ("Gt", "Lt")
+DEFAULT_GATES = FeatureGates()
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
 
-def _freeze(value: Any, field: str, depth: int = 0) -> Any:
-    """A hashable copy for memo keys; scalars carry their type (``1``, ``1.0`` and ``True`` differ)."""
-    if depth > _MAX_KEY_DEPTH:
-        raise FieldError(field, f"nested deeper than {_MAX_KEY_DEPTH} levels")
-    if type(value) is str:
-        return value
-    if isinstance(value, dict):
-        return ("{", *((_freeze(k, field, depth + 1), _freeze(v, field, depth + 1)) for k, v in value.items()))
-    if isinstance(value, list):
-        return ("[", *(_freeze(v, field, depth + 1) for v in value))
-    try:
-        hash(value)
-    except TypeError:
-        raise FieldError(field, f"unexpected value {describe(value)}") from None
-    return (type(value).__name__, value)
-
-
-def _host_ports(spec: Json) -> tuple[HostPort, ...]:
+def _host_ports(spec: Json, notes: list[tuple[str, str]]) -> tuple[HostPort, ...]:
     """Every container's ports checked; the host ports of the pod's lifetime kept.
 
     App containers and restartable init containers (``restartPolicy: Always``, sidecars)
@@ -91,41 +76,53 @@ def _host_ports(spec: Json) -> tuple[HostPort, ...]:
             host_port = as_int(p.get("hostPort"), f"{f}.hostPort", minimum=0, maximum=65535)
             protocol = as_str(p.get("protocol"), f"{f}.protocol", "TCP")
             if protocol not in _PROTOCOLS:
-                raise FieldError(f"{f}.protocol", f"unknown protocol {describe(protocol)} (one of TCP, UDP, SCTP)")
+                # A protocol a newer API server accepts: kube-scheduler's NodePorts compares it as written.
+                notes.append((f"{f}.protocol", f"unknown protocol {describe(protocol)} (TCP, UDP or SCTP here): "
+                                               "it conflicts only with host ports of the same protocol"))
             if host_port:
                 out.append(HostPort(protocol, as_str(p.get("hostIP"), f"{f}.hostIP"), host_port))
     return tuple(out)
 
 
-def _tolerations(raw: object) -> tuple[Toleration, ...]:
+def _tolerations(raw: object, notes: list[tuple[str, str]], gates: FeatureGates) -> tuple[Toleration, ...]:
+    """Tolerations; operators and effects the API may hold beyond Equal/Exists are kept with a note."""
     out = []
     for i, t in enumerate(as_list(raw, "spec.tolerations")):
         f = f"spec.tolerations[{i}]"
         t = as_map(t, f)
         operator = as_str(t.get("operator"), f"{f}.operator", "Equal") or "Equal"
-        if operator not in ("Equal", "Exists"):
-            raise FieldError(f"{f}.operator", f"unknown operator {describe(operator)} (Equal or Exists)")
+        if operator in COMPARISON_OPERATORS and not gates.taint_toleration_comparison_operators:
+            notes.append((f"{f}.operator", f"operator {operator!r} needs feature gate "
+                                           "TaintTolerationComparisonOperators, which is off: this toleration "
+                                           "tolerates no taint, as kube-scheduler "
+                                           "(--feature-gates=TaintTolerationComparisonOperators=true)"))
+        elif operator not in ("Equal", "Exists", *COMPARISON_OPERATORS):
+            notes.append((f"{f}.operator", f"unknown operator {describe(operator)} (Equal, Exists, Gt or Lt "
+                                           "here): this toleration tolerates no taint"))
         effect = as_str(t.get("effect"), f"{f}.effect")
         if effect and effect not in TAINT_EFFECTS:
-            raise FieldError(f"{f}.effect", f"unknown taint effect {describe(effect)} (one of "
-                                            f"{', '.join(TAINT_EFFECTS)})")
+            notes.append((f"{f}.effect", f"unknown taint effect {describe(effect)} (one of "
+                                         f"{', '.join(TAINT_EFFECTS)} here): this toleration matches only "
+                                         "taints of that effect"))
         value = as_str(t.get("value"), f"{f}.value")
         if operator == "Exists" and value:
             raise FieldError(f"{f}.value", "must be empty for operator Exists")
         as_int(t.get("tolerationSeconds"), f"{f}.tolerationSeconds", minimum=-(2**63))
-        out.append(Toleration(as_str(t.get("key"), f"{f}.key"), operator, value, effect))
+        out.append(Toleration(as_str(t.get("key"), f"{f}.key"), operator, value, effect,
+                              compare=gates.taint_toleration_comparison_operators))
     return tuple(out)
 
 
-def _spread(raw: object, labels: Mapping[str, str]) -> tuple[SpreadConstraint, ...]:
+def _spread(raw: object, labels: Mapping[str, str], notes: list[tuple[str, str]]) -> tuple[SpreadConstraint, ...]:
     out = []
     for i, c in enumerate(as_list(raw, "spec.topologySpreadConstraints")):
         f = f"spec.topologySpreadConstraints[{i}]"
         c = as_map(c, f)
         when = as_str(c.get("whenUnsatisfiable"), f"{f}.whenUnsatisfiable", "DoNotSchedule")
         if when not in ("DoNotSchedule", "ScheduleAnyway"):
-            raise FieldError(f"{f}.whenUnsatisfiable", f"unknown value {describe(when)} "
-                                                       "(DoNotSchedule or ScheduleAnyway)")
+            # kube-scheduler's filter reads only DoNotSchedule constraints.
+            notes.append((f"{f}.whenUnsatisfiable", f"unknown value {describe(when)} (DoNotSchedule or "
+                                                    "ScheduleAnyway here): the constraint does not filter nodes"))
         max_skew = as_int(c.get("maxSkew"), f"{f}.maxSkew", minimum=1, maximum=INT32_MAX)
         min_domains = as_int(c.get("minDomains"), f"{f}.minDomains", minimum=1, maximum=INT32_MAX)
         topology_key = as_str(c.get("topologyKey"), f"{f}.topologyKey")
@@ -134,7 +131,9 @@ def _spread(raw: object, labels: Mapping[str, str]) -> tuple[SpreadConstraint, .
         for name, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore")):
             policy = as_str(c.get(name), f"{f}.{name}", default)
             if policy not in ("Honor", "Ignore"):
-                raise FieldError(f"{f}.{name}", f"unknown policy {describe(policy)} (Honor or Ignore)")
+                # kube-scheduler honours a policy only when it is Honor.
+                notes.append((f"{f}.{name}", f"unknown policy {describe(policy)} (Honor or Ignore here): "
+                                             "read as Ignore"))
             policies.append(policy)
         if when != "DoNotSchedule":
             continue
@@ -185,7 +184,8 @@ def pod_scheduling(spec: Json, namespace: str, memos: Memos | None = None,
     selector = spec.get("nodeSelector")
     affinity = spec.get("affinity")
     tolerations = spec.get("tolerations")
-    host_ports = _host_ports(spec)
+    notes: list[tuple[str, str]] = []
+    host_ports = _host_ports(spec, notes)
     spread = spec.get("topologySpreadConstraints")
     if not (selector or affinity or tolerations or host_ports or spread):
         if not (selector is None and affinity is None and tolerations is None and spread is None):
@@ -196,9 +196,9 @@ def pod_scheduling(spec: Json, namespace: str, memos: Memos | None = None,
         return EMPTY_SCHEDULING
     label_keys = tuple(sorted({k for c in spread or () if type(c) is dict
                                for k in (c.get("matchLabelKeys") or ()) if type(k) is str}))
-    key = (namespace, _freeze(selector, "spec.nodeSelector"), _freeze(affinity, "spec.affinity"),
-           _freeze(tolerations, "spec.tolerations"), host_ports,
-           _freeze(spread, "spec.topologySpreadConstraints"), tuple(labels.get(k) for k in label_keys))
+    key = (namespace, freeze(selector, "spec.nodeSelector"), freeze(affinity, "spec.affinity"),
+           freeze(tolerations, "spec.tolerations"), host_ports,
+           freeze(spread, "spec.topologySpreadConstraints"), tuple(labels.get(k) for k in label_keys))
     memo = memos.scheduling if memos is not None else None
     cached = memo.get(key) if memo is not None else None
     if cached is not None:
@@ -209,7 +209,7 @@ def pod_scheduling(spec: Json, namespace: str, memos: Memos | None = None,
     anti = as_map(affinity.get("podAntiAffinity"), "spec.affinity.podAntiAffinity").get(_REQUIRED)
     required = affinity_terms(pod_aff, namespace, f"spec.affinity.podAffinity.{_REQUIRED}")
     required_anti = affinity_terms(anti, namespace, f"spec.affinity.podAntiAffinity.{_REQUIRED}")
-    constraints = _spread(spread, labels)
+    constraints = _spread(spread, labels, notes)
     # Terms kube-scheduler cannot parse: the pod fits nowhere, and as an existing pod
     # its unparsable terms are dropped (framework.PodInfo keeps none of them).
     parse_error = None
@@ -224,13 +224,14 @@ def pod_scheduling(spec: Json, namespace: str, memos: Memos | None = None,
         parse_error = parse_error or f"topologySpreadConstraints: {spread_error}"
     cached = PodScheduling(
         node_selector=tuple(sorted(string_map(selector, "spec.nodeSelector").items())),
-        required_affinity=node_selector(node_aff, f"spec.affinity.nodeAffinity.{_REQUIRED}"),
-        tolerations=_tolerations(tolerations),
+        required_affinity=node_selector(node_aff, f"spec.affinity.nodeAffinity.{_REQUIRED}", notes),
+        tolerations=_tolerations(tolerations, notes, memos.gates if memos is not None else DEFAULT_GATES),
         host_ports=host_ports,
         affinity=required,
         anti_affinity=required_anti,
         spread=constraints,
         parse_error=parse_error,
+        notes=tuple(notes),
     )
     if memo is not None:
         memo.put(key, cached)

@@ -25,7 +25,7 @@ _NODE_OPERATORS = (*_LABEL_OPERATORS, "Gt", "Lt")
 def requirements(raw: object, field: str) -> tuple[Requirement, ...]:
     """``matchExpressions``: a list of ``{key, operator, values}``.
 
-    Only the structure is bad input here (types, an operator no API version has).
+    Only the structure is bad input here (types, an operator that is not a string).
     What the API machinery refuses in well-formed requirements (keys and values that
     are not label syntax, values given to ``Exists``, none to ``In``, ``Gt`` in a label
     selector, ...) is kube-scheduler semantics: ``labelsyntax.requirement_error``.
@@ -36,7 +36,9 @@ def requirements(raw: object, field: str) -> tuple[Requirement, ...]:
         expr = as_map(expr, f)
         key = as_str(expr.get("key"), f"{f}.key")
         op = expr.get("operator")
-        if op not in _NODE_OPERATORS:
+        if type(op) is not str:
+            # A string operator this version does not know is kept: the requirement is then
+            # refused as labels.NewRequirement refuses it (``labelsyntax``), matching nothing.
             raise FieldError(f"{f}.operator", f"unknown operator {describe(op)} (one of {', '.join(_NODE_OPERATORS)})")
         values = as_list(expr.get("values"), f"{f}.values")
         for j, value in enumerate(values):
@@ -45,7 +47,8 @@ def requirements(raw: object, field: str) -> tuple[Requirement, ...]:
     return tuple(out)
 
 
-def node_selector(raw: object, field: str) -> NodeSelector | None:
+def node_selector(raw: object, field: str, notes: list[tuple[str, str]] | None = None) -> NodeSelector | None:
+    """A required node affinity; ``notes`` receives operators this version does not know (kept, matching nothing)."""
     if raw is None:
         return None
     raw = as_map(raw, field)
@@ -59,6 +62,11 @@ def node_selector(raw: object, field: str) -> NodeSelector | None:
         errors = [requirement_error(r, label_selector=False) for r in exprs]
         errors += [field_requirement_error(r) for r in fields]
         error = next((e for e in errors if e is not None), None)
+        if notes is not None:
+            notes.extend((f"{f}.{part}[{j}].operator", f"unknown operator {r.operator!r} (one of "
+                                                       f"{', '.join(_NODE_OPERATORS)} here): the term selects no node")
+                         for part, reqs in (("matchExpressions", exprs), ("matchFields", fields))
+                         for j, r in enumerate(reqs) if r.operator not in _NODE_OPERATORS)
         terms.append(NodeSelectorTerm(exprs, fields, error))
     return NodeSelector(tuple(terms))
 

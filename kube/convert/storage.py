@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kube.convert.errors import FieldError, Json
+from kube.convert.errors import Json
 from kube.convert.fields import as_bool, as_list, as_map, as_str, describe, name_of, required_str, string_map
 from kube.convert.fields import qty as _qty
 from kube.convert.resources import resource_list
@@ -36,18 +36,21 @@ ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce
 RECLAIM_POLICIES = ("Retain", "Delete", "Recycle")
 
 
-def _access_modes(spec: Json) -> tuple[str, ...]:
-    return access_modes(spec.get("accessModes"))
+def _access_modes(spec: Json, notes: list[tuple[str, str]] | None) -> tuple[str, ...]:
+    return access_modes(spec.get("accessModes"), notes)
 
 
-def access_modes(raw: object) -> tuple[str, ...]:
-    """``spec.accessModes``: each one of the modes the API knows."""
+def access_modes(raw: object, notes: list[tuple[str, str]] | None = None) -> tuple[str, ...]:
+    """``spec.accessModes``, strings; a mode beyond the four known is kept (a newer API's) with a note.
+
+    Kept, it changes nothing here: the decisions read ``ReadWriteOncePod`` only.
+    """
     out = []
     for i, mode in enumerate(as_list(raw, "spec.accessModes")):
         mode = as_str(mode, f"spec.accessModes[{i}]")
-        if mode not in ACCESS_MODES:
-            raise FieldError(f"spec.accessModes[{i}]", f"unknown access mode {describe(mode)} "
-                                                       f"(one of {', '.join(ACCESS_MODES)})")
+        if mode not in ACCESS_MODES and notes is not None:
+            notes.append((f"spec.accessModes[{i}]", f"unknown access mode {describe(mode)} (one of "
+                                                    f"{', '.join(ACCESS_MODES)} here): read as none of them"))
         out.append(mode)
     return tuple(out)
 
@@ -57,7 +60,7 @@ def _class_name(spec: Json) -> str | None:
     return None if cls is None else as_str(cls, "spec.storageClassName")
 
 
-def convert_pvc(obj: Json) -> PersistentVolumeClaim:
+def convert_pvc(obj: Json, notes: list[tuple[str, str]] | None = None) -> PersistentVolumeClaim:
     meta = as_map(obj.get("metadata"), "metadata")
     spec = as_map(obj.get("spec"), "spec")
     resources = as_map(spec.get("resources"), "spec.resources")
@@ -72,7 +75,7 @@ def convert_pvc(obj: Json) -> PersistentVolumeClaim:
         request=_qty(storage, "spec.resources.requests.storage") if storage is not None else 0,
         volume_name=as_str(spec.get("volumeName"), "spec.volumeName"),
         phase=as_str(as_map(obj.get("status"), "status").get("phase"), "status.phase") or "Pending",
-        access_modes=_access_modes(spec),
+        access_modes=_access_modes(spec, notes),
         controller_uid=next((str(ref.get("uid") or "") for ref in meta.get("ownerReferences") or ()
                              if ref.get("controller")), None),
         selected_node=as_str(as_map(meta.get("annotations"), "metadata.annotations").get(SELECTED_NODE_ANNOTATION),
@@ -80,15 +83,15 @@ def convert_pvc(obj: Json) -> PersistentVolumeClaim:
     )
 
 
-def convert_pv(obj: Json) -> PersistentVolume:
+def convert_pv(obj: Json, notes: list[tuple[str, str]] | None = None) -> PersistentVolume:
     meta = as_map(obj.get("metadata"), "metadata")
     spec = as_map(obj.get("spec"), "spec")
     storage = as_map(spec.get("capacity"), "spec.capacity").get("storage")
     ref = spec.get("claimRef")
     policy = as_str(spec.get("persistentVolumeReclaimPolicy"), "spec.persistentVolumeReclaimPolicy", "Retain")
-    if policy not in RECLAIM_POLICIES:
-        raise FieldError("spec.persistentVolumeReclaimPolicy", f"unknown policy {describe(policy)} "
-                                                               "(Retain, Delete or Recycle)")
+    if policy not in RECLAIM_POLICIES and notes is not None:
+        notes.append(("spec.persistentVolumeReclaimPolicy", f"unknown policy {describe(policy)} (Retain, Delete "
+                                                            "or Recycle here): not read by the decisions"))
     if "csi" in spec:
         csi = as_map(spec.get("csi"), "spec.csi")
         as_str(csi.get("volumeHandle"), "spec.csi.volumeHandle")
@@ -109,10 +112,10 @@ def convert_pv(obj: Json) -> PersistentVolume:
         name=name_of(meta),
         storage_class=_class_name(spec),
         capacity=_qty(storage, "spec.capacity.storage") if storage is not None else 0,
-        node_affinity=node_selector(affinity, "spec.nodeAffinity.required"),
+        node_affinity=node_selector(affinity, "spec.nodeAffinity.required", notes),
         claim=claim,
         phase=as_str(as_map(obj.get("status"), "status").get("phase"), "status.phase") or "Available",
-        access_modes=_access_modes(spec),
+        access_modes=_access_modes(spec, notes),
         driver=driver,
         zones=zone_labels(meta.get("labels") or {}),
     )
@@ -140,14 +143,18 @@ def zone_labels(labels: Mapping[str, object]) -> tuple[tuple[str, frozenset[str]
     return tuple(out)
 
 
-def convert_storage_class(obj: Json) -> StorageClass:
+def convert_storage_class(obj: Json, notes: list[tuple[str, str]] | None = None) -> StorageClass:
     meta = as_map(obj.get("metadata"), "metadata")
     name = name_of(meta)
     mode = as_str(obj.get("volumeBindingMode"), "volumeBindingMode") or "Immediate"
     try:
         binding = BindingMode(mode)
     except ValueError:
-        raise FieldError("volumeBindingMode", f"unknown mode {describe(mode)}") from None
+        # kube-scheduler's VolumeBinding delays binding only for WaitForFirstConsumer.
+        binding = BindingMode.IMMEDIATE
+        if notes is not None:
+            notes.append(("volumeBindingMode", f"unknown mode {describe(mode)} (Immediate or WaitForFirstConsumer "
+                                               "here): read as Immediate, as kube-scheduler"))
     topologies = as_list(obj.get("allowedTopologies"), "allowedTopologies")
     allowed = None
     if topologies:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from kube.autoscaling_options import OPTION_FIELDS, parse_option_value
 from kube.convert.errors import FieldError, Json
 from kube.convert.fields import INT32_MAX, as_int, as_list, as_map, as_str, describe, name_of, string_map
 from kube.convert.memo import Memos
@@ -43,8 +44,12 @@ def convert_pdb(obj: Json) -> PodDisruptionBudget:
     )
 
 
-def convert_controller(obj: Json, memos: Memos | None = None) -> Controller:
-    """A workload owner; a DaemonSet keeps its pod template (as a pod) for new nodes."""
+def convert_controller(obj: Json, memos: Memos | None = None,
+                       notes: list[tuple[str, str]] | None = None) -> Controller:
+    """A workload owner; a DaemonSet keeps its pod template (as a pod) for new nodes.
+
+    ``notes`` receives what was read leniently (the template's, a newer pod management policy).
+    """
     meta = as_map(obj.get("metadata"), "metadata")
     spec = as_map(obj.get("spec"), "spec")
     kind = as_str(obj.get("kind"), "kind")
@@ -65,18 +70,21 @@ def convert_controller(obj: Json, memos: Memos | None = None) -> Controller:
         except FieldError as exc:
             raise FieldError(f"spec.template.{exc.field}", exc.message) from None
         template = pod if kind == "DaemonSet" else None
+        if notes is not None:
+            notes.extend((f"spec.template.{field}", what) for field, what in pod.scheduling.notes)
     if kind == "StatefulSet":
-        _stateful_set(spec)
+        _stateful_set(spec, notes)
     replicas = as_int(spec.get("replicas"), "spec.replicas", maximum=INT32_MAX)
     return Controller(kind, namespace, name, uid, replicas, template)
 
 
-def _stateful_set(spec: Json) -> None:
+def _stateful_set(spec: Json, notes: list[tuple[str, str]] | None) -> None:
     """The StatefulSet fields beyond the template: claim templates, service, pod management."""
     as_str(spec.get("serviceName"), "spec.serviceName")
     policy = as_str(spec.get("podManagementPolicy"), "spec.podManagementPolicy", "OrderedReady")
-    if policy not in ("OrderedReady", "Parallel"):
-        raise FieldError("spec.podManagementPolicy", f"unknown policy {describe(policy)} (OrderedReady or Parallel)")
+    if policy not in ("OrderedReady", "Parallel") and notes is not None:
+        notes.append(("spec.podManagementPolicy", f"unknown policy {describe(policy)} (OrderedReady or Parallel "
+                                                  "here): not read by the decisions"))
     for i, claim in enumerate(as_list(spec.get("volumeClaimTemplates"), "spec.volumeClaimTemplates")):
         claim = as_map(claim, f"spec.volumeClaimTemplates[{i}]")
         try:
@@ -155,4 +163,24 @@ def convert_node_group(obj: Json, names: StorageNames, warnings: list[str]) -> N
         node_selector=tuple(sorted(selector.items())),
         template=template,
         price_per_hour=float(price) if price is not None else None,
+        autoscaling_options=_autoscaling_options(spec.get("autoscalingOptions")),
     )
+
+
+def _autoscaling_options(raw: object) -> tuple[tuple[str, float | bool], ...]:
+    """``spec.autoscalingOptions``: CA's per-group option tags (any case) -> ``GroupOptions`` fields."""
+    out: dict[str, float | bool] = {}
+    for key, value in as_map(raw, "spec.autoscalingOptions").items():
+        where = f"spec.autoscalingOptions.{key}"
+        field = OPTION_FIELDS.get(str(key).lower())
+        if field is None:
+            raise FieldError(where, f"unknown autoscaling option (one of {', '.join(OPTION_FIELDS)})")
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif type(value) in (int, float):
+            value = repr(value)
+        try:
+            out[field] = parse_option_value(field, as_str(value, where).strip())
+        except ValueError as exc:
+            raise FieldError(where, str(exc)) from None
+    return tuple(sorted(out.items()))

@@ -25,6 +25,10 @@ def live_loop(world: World, *flags: str, dry_run: bool = False, cluster: Cluster
     return LiveLoop(guarded, provider, options(*flags), metrics, emitter, acts, dry_run=dry_run)
 
 
+#: The GPU and DRA labels CA's node counters carry, empty here.
+NO_GPU = {"gpu_resource_name": "", "gpu_name": "", "dra_drivers": ""}
+
+
 def sample(loop: LiveLoop, name: str, **labels: str) -> float:
     value = loop.metrics.registry.get_sample_value(name, labels)
     return 0.0 if value is None else value

@@ -63,16 +63,29 @@ def test_stdin_that_is_not_utf8(cli: Run, monkeypatch: pytest.MonkeyPatch) -> No
 @pytest.mark.parametrize(("content", "parts"), [
     pytest.param(b"10: [\xff]\n", ("not UTF-8 text",), id="not-utf8"),
     pytest.param("10: [unclosed\n", ("invalid YAML",), id="not-yaml"),
-    pytest.param("ten: ['.*']\n", ("--priority-config", "not an integer"), id="priority-not-integer"),
-    pytest.param("10: ['(']\n", ("--priority-config", "not a regex"), id="bad-regex"),
-    pytest.param("- a\n", ("--priority-config", "expected a mapping"), id="a-list"),
+    pytest.param("ten: ['.*']\n", ("not an integer",), id="priority-not-integer"),
+    pytest.param("10: ['(']\n", ("not a regex",), id="bad-regex"),
+    pytest.param("- a\n", ("expected a mapping",), id="a-list"),
     pytest.param(BILLION_LAUGHS, ("aliases expand",), id="alias-bomb"),
 ])
 def test_bad_priority_config(cli: Run, tmp_path: Path, content: str | bytes, parts: tuple[str, ...]) -> None:
+    """Every error names the flag first, then the file (issue 16, item 10)."""
     config = write(tmp_path, content, "priorities.yaml")
     snapshot = write(tmp_path, dump(base()))
     assert_one_line_error(cli(["plan", snapshot, NOW_FLAG, "--expander=priority", f"--priority-config={config}"]),
-                          f"autoscaler plan: {config}: ", *parts)
+                          f"autoscaler plan: --priority-config: {config}: ", *parts)
+
+
+@pytest.mark.parametrize(("name", "parts"), [
+    pytest.param("missing.yaml", ("cannot read",), id="missing-file"),
+    pytest.param("", ("cannot read",), id="a-directory"),
+])
+def test_unreadable_priority_config_names_the_flag(cli: Run, tmp_path: Path, name: str,
+                                                   parts: tuple[str, ...]) -> None:
+    config = str(tmp_path / name) if name else str(tmp_path)
+    snapshot = write(tmp_path, dump(base()))
+    assert_one_line_error(cli(["plan", snapshot, NOW_FLAG, f"--priority-config={config}"]),
+                          f"autoscaler plan: --priority-config: {config}: ", *parts)
 
 
 DURATION_FLAGS = ["--max-nodegroup-binpacking-duration", "--max-node-provision-time", "--max-node-startup-time",

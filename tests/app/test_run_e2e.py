@@ -27,7 +27,9 @@ import yaml
 
 from app.cli import main
 from cloudproviders.config import PROVIDERS
+from tests.app.ca_metrics import CA_METRICS
 from tests.app.fakecloud import CLOUDS, FakeCloud, provider_id
+from tests.app.test_run_metrics import exposed_types
 from tests.deploy.kustomize import render
 from tests.deploy.rbac import allowed, grants, needed
 from tests.factories import node_json, pod_json, pv_json, pvc_json, storage_class_json
@@ -128,7 +130,8 @@ def test_run_scales_up_for_storage_removes_an_idle_node_and_keeps_pinned_data(
         api: tuple[FakeAPIServer, FakeCloud, list[str]], capsys: pytest.CaptureFixture[str]) -> None:
     server, cloud, flags = api
     port = _free_port()
-    scraper = Scraper(port, "cluster_autoscaler_scaled_down_nodes_total{reason=\"empty\"} 1.0")
+    scraper = Scraper(port, 'cluster_autoscaler_scaled_down_nodes_total{dra_drivers="",gpu_name="",'
+                            'gpu_resource_name="",reason="empty"} 1.0')
     scraper.start()
     assert main(["run", *flags, f"--address=127.0.0.1:{port}", "--max-loops=6"]) == 0
     scraper.done.set()
@@ -147,7 +150,10 @@ def test_run_scales_up_for_storage_removes_an_idle_node_and_keeps_pinned_data(
     assert ("ScaleDown", "general-1") in reasons
     lease = server.state.get("Lease", "cluster-autoscaler", "kube-system")
     assert lease["spec"]["holderIdentity"] == "", "the lease is released at shutdown"
-    assert "cluster_autoscaler_scaled_up_nodes_total 2.0" in scraper.metrics
+    assert ('cluster_autoscaler_scaled_up_nodes_total{dra_drivers="",gpu_name="",gpu_resource_name=""} 2.0'
+            in scraper.metrics)
+    types = exposed_types(scraper.metrics)
+    assert {n: k for n, (k, _) in CA_METRICS.items() if types.get(f"cluster_autoscaler_{n}") != k} == {}
     assert "storage_autoscaler_pods_pending_local_storage 4.0" in scraper.metrics
     assert scraper.health == 200
     err = capsys.readouterr().err
@@ -160,9 +166,11 @@ def _events(server: FakeAPIServer) -> list[Json]:
     return [json.loads(item) for item in items]
 
 
-def test_every_request_is_allowed_by_the_shipped_rbac(api: tuple[FakeAPIServer, FakeCloud, list[str]]) -> None:
+@pytest.mark.parametrize("extra", [pytest.param([], id="acting"), pytest.param(["--dry-run"], id="dry-run-shadow")])
+def test_every_request_is_allowed_by_the_shipped_rbac(api: tuple[FakeAPIServer, FakeCloud, list[str]],
+                                                      extra: list[str]) -> None:
     server, _, flags = api
-    assert main(["run", *flags, f"--address=127.0.0.1:{_free_port()}", "--max-loops=4"]) == 0
+    assert main(["run", *flags, f"--address=127.0.0.1:{_free_port()}", "--max-loops=4", *extra]) == 0
     objects = render(DEPLOY / "overlays" / "eks")
     cluster_wide = grants(next(o for o in objects if o["kind"] == "ClusterRole")["rules"])
     in_namespace = grants(next(o for o in objects if o["kind"] == "Role")["rules"])

@@ -6,6 +6,7 @@ import pytest
 
 from app.cli import build_parser, main
 from app.run.flags import parse_address, settings_from_args
+from app.run.status import NodeView, health_ok
 from autoscaler.config import options_from_args
 
 
@@ -71,3 +72,15 @@ def test_bad_flags_are_one_line_and_exit_2(flags: list[str], message: str,
 ])
 def test_address(text: str, expected: tuple[str, int]) -> None:
     assert parse_address(text) == expected
+
+
+@pytest.mark.parametrize(("flags", "unready", "healthy"), [
+    pytest.param([], 3, True, id="cas-defaults-allow-3-of-4"),
+    pytest.param(["--ok-total-unready-count=0", "--max-total-unready-percentage=50"], 2, True, id="half"),
+    pytest.param(["--ok-total-unready-count=0", "--max-total-unready-percentage=20"], 1, False, id="strict"),
+])
+def test_health_rule_flags(flags: list[str], unready: int, healthy: bool) -> None:
+    args = build_parser().parse_args(["run", "--nodes=1:10:ng", *flags])
+    rule = settings_from_args(args, options_from_args(args).storage).health
+    nodes = [NodeView(f"n{i}", "ng", "Unready" if i < unready else "Ready") for i in range(4)]
+    assert health_ok(nodes, rule) is healthy

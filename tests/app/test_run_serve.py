@@ -76,6 +76,29 @@ def test_health_check_follows_max_failing_time(monitoring: bool, elapsed: float,
         endpoints.close()
 
 
+@pytest.mark.parametrize(("sent", "status"), [
+    pytest.param(b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400, id="negative-length"),
+    pytest.param(b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400, id="bad-length"),
+    pytest.param(b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}", 405, id="post"),
+    pytest.param(b"GET /health-check HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                 b"400000\r\n", 200, id="a-body-is-never-read"),
+])
+def test_endpoints_refuse_bad_requests_with_one_answer(sent: bytes, status: int,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    """The endpoints share the scheduling servers' transport (aiohttp with limits): a bad request
+    gets one answer and at most one log line, never a traceback."""
+    from tests.scheduling.wire import exchange, statuses
+
+    endpoints = Endpoints("127.0.0.1", 0, Metrics(), Health(900.0))
+    endpoints.start()
+    try:
+        answer = exchange(endpoints.port, sent)
+    finally:
+        endpoints.close()
+    assert statuses(answer)[:1] == [status], answer[:200]
+    assert all(r.exc_info is None for r in caplog.records)
+
+
 def test_serve_runs_the_loops_and_serves_metrics() -> None:
     world = make_world(rok_class(), nvme_group(min_size=1), nvme_node("nvme-1", free="300Gi"),
                        statefulset("kafka", 4, "400Gi"))
@@ -92,11 +115,11 @@ def test_serve_runs_the_loops_and_serves_metrics() -> None:
         port = run_settings.address[1]
         for _ in range(200):
             code, body = get(port, "/metrics")
-            if "cluster_autoscaler_scaled_up_nodes_total 2.0" in body:
+            if 'cluster_autoscaler_scaled_up_nodes_total{dra_drivers="",gpu_name="",gpu_resource_name=""} 2.0' in body:
                 break
             stop.wait(0.02)
         assert code == 200
-        assert "cluster_autoscaler_scaled_up_nodes_total 2.0" in body
+        assert 'cluster_autoscaler_scaled_up_nodes_total{dra_drivers="",gpu_name="",gpu_resource_name=""} 2.0' in body
         assert "storage_autoscaler_leader 1.0" in body
         assert get(port, "/health-check")[0] == 200
     finally:
@@ -163,3 +186,17 @@ def test_a_busy_address_is_one_line_at_start_up() -> None:
             serve(run_settings, options, Live(world.cluster, AlwaysLeader(), lambda: closed.append(True)),
                   world.cloud)
     assert closed == [True]
+
+
+@pytest.mark.parametrize(("idle", "healthy"), [
+    pytest.param(600.0, True, id="at-the-limit"),
+    pytest.param(601.0, False, id="no-loop-started-for-too-long"),
+])
+def test_health_check_follows_max_inactivity(idle: float, healthy: bool) -> None:
+    clock = _Clock()
+    health = Health(3600.0, clock, max_inactivity_seconds=600.0)
+    health.start_monitoring()
+    clock.now += idle
+    ok, reason = health.check()
+    assert ok is healthy
+    assert healthy or "--max-inactivity=600s" in reason

@@ -87,8 +87,9 @@ def _cached(cluster: KubeClusterAPI, name: str) -> bool:
 
 
 def _expire(server: FakeAPIServer) -> None:
-    for name in server.state.names("Event"):
-        server.state.remove("Event", name)
+    for event in server.state.objects():
+        if event.get("kind") == "Event":
+            server.state.remove("Event", event["metadata"]["name"], event["metadata"].get("namespace", ""))
     server.log.clear()
 
 

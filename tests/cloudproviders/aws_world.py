@@ -10,7 +10,7 @@ the client raises exactly the ``ClientError`` a real response would give:
 * ``fail(operation, status, code, message)``: the next call of ``operation`` gets that
   error response, as AWS would send it;
 * ``respond(operation, body)``: the next call gets this XML body with status 200 (e.g.
-  scaling activities moto does not record);
+  scaling activities moto does not record, or EC2 calls moto does not implement);
 * ``lag_launches``: SetDesiredCapacity is accepted but no instance starts, as on real AWS
   in the seconds after the call (or forever, when a launch fails): moto's desired
   capacity is set without launching.
@@ -18,6 +18,7 @@ the client raises exactly the ``ClientError`` a real response would give:
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -39,7 +40,7 @@ from cloudproviders.aws.errors import RetryPolicy
 from cloudproviders.aws.provider import AwsProvider
 from cloudproviders.config import ProviderConfig, StaticGroup
 
-__all__ = ["AMI", "CLUSTER_TAGS", "REGION", "AwsWorld", "WireFaults", "aws_env", "session"]
+__all__ = ["AMI", "CLUSTER_TAGS", "EC2_XMLNS", "REGION", "AwsWorld", "WireFaults", "aws_env", "session"]
 
 REGION = "us-east-1"
 AMI = "ami-12c6146b"  # one of moto's built-in images
@@ -48,6 +49,7 @@ CLUSTER = "conformance"
 CLUSTER_TAGS = {"k8s.io/cluster-autoscaler/enabled": "true", f"k8s.io/cluster-autoscaler/{CLUSTER}": "owned"}
 DISCOVERY = f"asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/{CLUSTER}"
 _XMLNS = "http://autoscaling.amazonaws.com/doc/2011-01-01/"
+EC2_XMLNS = "http://ec2.amazonaws.com/doc/2016-11-15/"
 
 
 @contextmanager
@@ -79,30 +81,45 @@ def error_xml(code: str, message: str, sender: bool = True) -> str:
             f"<Message>{message}</Message></Error><RequestId>fault</RequestId></ErrorResponse>")
 
 
+@dataclass(frozen=True)
+class _Error:
+    code: str
+    message: str
+
+    def body(self, protocol: str, status: int) -> str:
+        if protocol in ("rest-json", "json"):  # EKS
+            return json.dumps({"__type": self.code, "message": self.message})
+        return error_xml(self.code, self.message, status < 500)
+
+
 @dataclass
 class WireFaults:
     #: Pending canned answers per operation name (``SetDesiredCapacity``), first first.
-    pending: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    pending: dict[str, list[tuple[int, str | _Error]]] = field(default_factory=dict)
     lag_launches: bool = False
     #: Operation names in the order they reached the wire (answered here or by moto).
     calls: list[str] = field(default_factory=list)
+    #: (operation, request parameters as serialized) in the same order.
+    requests: list[tuple[str, Any]] = field(default_factory=list)
 
     def fail(self, operation: str, status: int, code: str, message: str) -> None:
-        self.pending.setdefault(operation, []).append((status, error_xml(code, message, status < 500)))
+        self.pending.setdefault(operation, []).append((status, _Error(code, message)))
 
     def respond(self, operation: str, body: str) -> None:
         self.pending.setdefault(operation, []).append((200, body))
 
     def install(self, session: boto3.Session) -> None:
-        for service in ("auto-scaling", "ec2"):
+        for service in ("auto-scaling", "ec2", "eks"):
             session.events.register_first(f"before-call.{service}", self._hook)
 
     def _hook(self, model: Any, params: Mapping[str, Any], **_: Any) -> tuple[AWSResponse, Any] | None:
         operation = str(model.name)
         self.calls.append(operation)
+        self.requests.append((operation, params.get("body")))
         queued = self.pending.get(operation)
         if queued:
-            status, body = queued.pop(0)
+            status, answer = queued.pop(0)
+            body = answer.body(model.metadata["protocol"], status) if isinstance(answer, _Error) else answer
             return _answer(model, status, body)
         if self.lag_launches and operation == "SetDesiredCapacity":
             groups = autoscaling_backends[DEFAULT_ACCOUNT_ID][REGION].autoscaling_groups
@@ -145,6 +162,7 @@ class AwsWorld:
         setup = session()  # no fault hooks on the arranging side
         self.ec2 = setup.client("ec2")
         self.autoscaling = setup.client("autoscaling")
+        self.eks = setup.client("eks")
 
     def launch_template(self, name: str, instance_type: str, **data: Any) -> None:
         self.ec2.create_launch_template(LaunchTemplateName=name,
@@ -173,6 +191,14 @@ class AwsWorld:
             self.launch_template(name, instance_type)
             request["LaunchTemplate"] = {"LaunchTemplateName": name, "Version": "$Latest"}
         self.autoscaling.create_auto_scaling_group(**request)
+
+    def nodegroup(self, cluster: str, name: str, **fields: Any) -> None:
+        """An EKS managed node group (and its cluster, made once) with ``labels``, ``taints``, ``tags``, ..."""
+        role = f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/eks"
+        if cluster not in self.eks.list_clusters()["clusters"]:
+            self.eks.create_cluster(name=cluster, roleArn=role, resourcesVpcConfig={})
+        self.eks.create_nodegroup(clusterName=cluster, nodegroupName=name, nodeRole=role, subnets=["subnet-1"],
+                                  **fields)
 
     def instance_ids(self, group: str) -> list[str]:
         found = self.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[group])["AutoScalingGroups"]

@@ -63,6 +63,22 @@ def test_discovery_by_tag_keys_and_values(world: AwsWorld) -> None:
     assert [(g.name, g.min_size(), g.max_size()) for g in provider.node_groups()] == [("ours", 0, 7)]
 
 
+def test_several_discovery_specs_all_apply(world: AwsWorld) -> None:
+    """CA merges the specs' tags (``buildAsgTags``): another cluster's group never matches a second spec alone."""
+    world.group("ours", min_size=0, max_size=7, desired=0, instance_type="m5.large", tags={**CLUSTER_TAGS, "team": "x"})
+    world.group("other-cluster", min_size=0, max_size=7, desired=0, instance_type="m5.large", tags={"team": "x"})
+    provider = world.provider(discovery=[DISCOVERY, "asg:tag=team=x"])
+    assert [g.name for g in provider.node_groups()] == ["ours"]
+    assert world.faults.calls.count("DescribeAutoScalingGroups") == 1
+
+
+def test_a_group_named_twice_in_nodes_keeps_the_first_bounds(world: AwsWorld) -> None:
+    """CA registers an explicitly configured group once and keeps its first bounds (``asgCache.register``)."""
+    world.group("coolasg", min_size=1, max_size=10, desired=1, instance_type="m5.large")
+    provider = world.provider(static=[StaticGroup(1, 10, "coolasg"), StaticGroup(1, 9, "coolasg")])
+    assert [(g.name, g.min_size(), g.max_size()) for g in provider.node_groups()] == [("coolasg", 1, 10)]
+
+
 def test_a_group_both_static_and_discovered_appears_once_with_the_flag_bounds(world: AwsWorld) -> None:
     world.group("nvme", min_size=0, max_size=10, desired=0, instance_type="i3.2xlarge", tags=CLUSTER_TAGS)
     provider = world.provider(static=[StaticGroup(2, 3, "nvme")], discovery=[DISCOVERY, DISCOVERY])
@@ -182,13 +198,15 @@ def test_increase_launches_and_delete_terminates(world: AwsWorld) -> None:
     pytest.param(["aws:///us-east-1a/i-00000000000000001"], "is not one of its instances", id="foreign"),
     pytest.param(["gce://p/z/n"], "is not one of its instances", id="other-cloud"),
     pytest.param(["own", "own"], "below min", id="below-min"),
+    # The same node twice would terminate one instance and lower the target twice (shared check, deletable.py).
+    pytest.param(["same", "same"], "nodes repeated", id="repeated"),
 ])
 def test_delete_refuses_what_it_cannot_do(world: AwsWorld, victims: list[str], complaint: str) -> None:
     world.group("general", min_size=1, max_size=5, desired=2, instance_type="m5.xlarge")
     provider = world.provider(static=[StaticGroup(1, 5, "general")])
     group = provider.node_groups()[0]
     own = [i.id for i in group.instances()]
-    nodes = [node_of(own.pop() if v == "own" else v) for v in victims]
+    nodes = [node_of(own.pop() if v == "own" else own[0] if v == "same" else v) for v in victims]
     with pytest.raises(CloudError, match=complaint):
         group.delete_nodes(nodes)
     assert "TerminateInstanceInAutoScalingGroup" not in world.faults.calls
@@ -249,6 +267,49 @@ def test_requested_instances_are_placeholders_with_the_launch_error(
     assert {i.state for i in instances} == {InstanceState.CREATING}
     errors = {(i.error.error_class, i.error.code) if i.error else None for i in instances}
     assert errors == {expected}
+
+
+def test_a_failure_behind_a_newer_success_still_counts(world: AwsWorld) -> None:
+    """CA ``isNodeGroupAvailable`` reads every activity since its last resize, not only the newest."""
+    world.group("nvme", min_size=0, max_size=5, desired=0, instance_type="i3.2xlarge")
+    world.faults.lag_launches = True
+    provider = world.provider(static=[StaticGroup(0, 5, "nvme")])
+    group = provider.node_groups()[0]
+    group.increase_size(1)
+    newest = activities("Successful", "", "2100-01-02T00:00:00Z")
+    older = activities("Failed", _STOCK_OUT, "2100-01-01T00:00:00Z")
+    member = older[older.index("<member>"):older.index("</Activities>")]
+    world.faults.respond("DescribeScalingActivities", newest.replace("</Activities>", member + "</Activities>"))
+    provider.force_refresh()
+    (placeholder,) = group.instances()
+    assert placeholder.error is not None and placeholder.error.code == "InsufficientInstanceCapacity"
+
+
+def test_a_group_seen_for_the_first_time_has_no_launch_error_yet(world: AwsWorld) -> None:
+    """CA ``isNodeGroupAvailable`` skips a group it has not registered; the next refresh reads its activities."""
+    world.group("nvme", min_size=0, max_size=5, desired=0, instance_type="i3.2xlarge")
+    world.faults.lag_launches = True
+    autoscaling_backends[DEFAULT_ACCOUNT_ID][REGION].autoscaling_groups["nvme"].desired_capacity = 1
+    world.faults.respond("DescribeScalingActivities", activities("Failed", _STOCK_OUT))
+    provider = world.provider(static=[StaticGroup(0, 5, "nvme")])
+    group = provider.node_groups()[0]
+    assert "DescribeScalingActivities" not in world.faults.calls
+    assert [i.error for i in group.instances()] == [None]
+    provider.force_refresh()
+    (placeholder,) = group.instances()
+    assert placeholder.error is not None and placeholder.error.code == "InsufficientInstanceCapacity"
+
+
+def test_unreadable_activities_leave_placeholders_without_an_error(world: AwsWorld) -> None:
+    """CA: "If we can't describe the scaling activities we assume the node group is available"."""
+    world.group("nvme", min_size=0, max_size=5, desired=0, instance_type="i3.2xlarge")
+    world.faults.lag_launches = True
+    provider = world.provider(static=[StaticGroup(0, 5, "nvme")])
+    group = provider.node_groups()[0]
+    group.increase_size(2)
+    world.faults.fail("DescribeScalingActivities", 403, "AccessDenied", "not allowed")
+    provider.force_refresh()
+    assert [(i.state, i.error) for i in group.instances()] == [(InstanceState.CREATING, None)] * 2
 
 
 def test_placeholders_are_deleted_by_lowering_the_target(world: AwsWorld) -> None:

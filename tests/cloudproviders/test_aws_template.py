@@ -9,10 +9,12 @@ from typing import Any, NamedTuple
 import pytest
 from moto import mock_aws
 
+from cloudproviders.aws.template import InstanceTypeInfo, static_instance_type
 from cloudproviders.config import StaticGroup
 from cloudproviders.interface import GroupOptions, NodeGroup, WithGroupOptions
 from kube.model import Taint
 from kube.names import StorageNames
+from tests.cloudproviders.aws_instance_types import moto_types
 from tests.cloudproviders.aws_world import AwsWorld, aws_env
 
 GIB = 2**30
@@ -56,6 +58,11 @@ class Shape(NamedTuple):
     pytest.param({"instance_type": "g4dn.xlarge"}, Shape(4000, 16 * GIB, 125_000_000_000,
                                                          extended=(("nvidia.com/gpu", 1),)), id="gpu"),
     pytest.param({"instance_type": "m6g.xlarge"}, Shape(4000, 16 * GIB, None, "arm64"), id="graviton"),
+    # CA interpretEc2SupportedArchitecure: i386 (listed first for t2) is amd64, not 386.
+    pytest.param({"instance_type": "t2.micro"}, Shape(1000, 1 * GIB, None, "amd64"), id="i386-first-is-amd64"),
+    # CA getGpuCount: every GPU of the type counts as nvidia.com/gpu, whoever makes it.
+    pytest.param({"instance_type": "g4ad.xlarge"}, Shape(4000, 16 * GIB, 150_000_000_000,
+                                                         extended=(("nvidia.com/gpu", 1),)), id="amd-gpu-as-ca-counts"),
 ])
 def test_template_from_the_instance_type(world: AwsWorld, launch: Mapping[str, Any], shape: Shape) -> None:
     template = the_group(world, zones=["us-east-1c", "us-east-1b"], **launch).template_node()
@@ -69,7 +76,8 @@ def test_template_from_the_instance_type(world: AwsWorld, launch: Mapping[str, A
     assert {k: v for k, v in template.labels.items() if k != NAMES.max_capacity_label} == {
         "kubernetes.io/os": "linux", "kubernetes.io/arch": shape.arch,
         "node.kubernetes.io/instance-type": instance_type, "topology.kubernetes.io/region": "us-east-1",
-        "topology.kubernetes.io/zone": "us-east-1b", "kubernetes.io/hostname": "grp-template"}
+        "topology.kubernetes.io/zone": "us-east-1c", "topology.ebs.csi.aws.com/zone": "us-east-1c",
+        "kubernetes.io/hostname": "grp-template"}
     assert template.taints == () and template.ready
 
 
@@ -138,7 +146,6 @@ def test_template_is_cached_until_the_next_refresh(world: AwsWorld) -> None:
 
 @pytest.mark.parametrize(("fault", "code"), [
     pytest.param("DescribeLaunchTemplateVersions", "InvalidLaunchTemplateName.NotFoundException", id="template-gone"),
-    pytest.param("DescribeInstanceTypes", "UnauthorizedOperation", id="no-permission"),
 ])
 def test_no_template_when_the_cloud_cannot_tell(world: AwsWorld, fault: str, code: str,
                                                 caplog: pytest.LogCaptureFixture) -> None:
@@ -151,11 +158,12 @@ def test_group_options_from_tags(world: AwsWorld) -> None:
     group = the_group(world, instance_type="m5.xlarge", tags={
         OPTION + "scaledownutilizationthreshold": "0.3", OPTION + "scaledowngpuutilizationthreshold": "0.6",
         OPTION + "scaledownunneededtime": "20m", OPTION + "scaledownunreadytime": "-1s",
-        OPTION + "maxnodeprovisiontime": "bad", OPTION + "somethingelse": "1"})
+        OPTION + "maxnodeprovisiontime": "bad", OPTION + "somethingelse": "1",
+        OPTION + "ignoredaemonsetsutilization": "true"})
     assert isinstance(group, WithGroupOptions)
     assert group.group_options() == GroupOptions(
         scale_down_utilization_threshold=0.3, scale_down_gpu_utilization_threshold=0.6,
-        scale_down_unneeded_seconds=1200.0, scale_down_unready_seconds=-1.0)
+        scale_down_unneeded_seconds=1200.0, scale_down_unready_seconds=-1.0, ignore_daemonsets_utilization=True)
 
 
 @pytest.mark.parametrize(("launch", "price_file", "price"), [
@@ -172,3 +180,56 @@ def test_prices(world: AwsWorld, tmp_path: Path, launch: Mapping[str, Any], pric
         path = str(tmp_path / "prices.yaml")
     group = the_group(world, price_file=path, **launch)
     assert group.price_per_hour() == price  # type: ignore[attr-defined]
+
+
+def described_group(zones: list[str]) -> str:
+    """A DescribeAutoScalingGroups answer for ``grp`` in ``zones`` (AWS's order), launching through template ``grp``."""
+    members = "".join(f"<member>{z}</member>" for z in zones)
+    return ("<DescribeAutoScalingGroupsResponse xmlns=\"http://autoscaling.amazonaws.com/doc/2011-01-01/\">"
+            "<DescribeAutoScalingGroupsResult><AutoScalingGroups><member>"
+            "<AutoScalingGroupName>grp</AutoScalingGroupName><MinSize>0</MinSize><MaxSize>5</MaxSize>"
+            f"<DesiredCapacity>0</DesiredCapacity><AvailabilityZones>{members}</AvailabilityZones>"
+            "<LaunchTemplate><LaunchTemplateName>grp</LaunchTemplateName><Version>$Default</Version></LaunchTemplate>"
+            "<Instances></Instances><Tags></Tags></member></AutoScalingGroups></DescribeAutoScalingGroupsResult>"
+            "<ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></DescribeAutoScalingGroupsResponse>")
+
+
+@pytest.mark.parametrize(("zones", "region", "zone"), [
+    pytest.param(["us-east-1a"], "us-east-1", "us-east-1a", id="single-zone"),
+    pytest.param(["us-east-1c", "us-west-1b"], "us-east-1", "us-east-1c", id="first-zone-as-aws-lists-them"),
+    pytest.param(["us-west-2-lax-1a"], "us-west-2-lax-1", "us-west-2-lax-1a", id="local-zone"),
+    pytest.param([], None, None, id="no-zone-no-template"),
+])
+def test_zone_and_region_labels(world: AwsWorld, zones: list[str], region: str | None, zone: str | None) -> None:
+    """CA ``getAsgTemplate``: the first zone, the region is that zone less its letter, no zone no template."""
+    world.launch_template("grp", "m5.large")
+    world.faults.respond("DescribeAutoScalingGroups", described_group(zones))
+    template = world.provider(static=[StaticGroup(0, 5, "grp")]).node_groups()[0].template_node()
+    if zone is None:
+        assert template is None
+        return
+    assert template is not None
+    assert (template.labels["topology.kubernetes.io/region"], template.labels["topology.kubernetes.io/zone"],
+            template.labels["topology.ebs.csi.aws.com/zone"]) == (region, zone, zone)
+
+
+@pytest.mark.parametrize(("instance_type", "cpu"), [
+    pytest.param("i3.2xlarge", 8000, id="known-type-from-the-static-list"),
+    pytest.param("x9.unheard-of", None, id="unknown-type-no-template"),
+])
+def test_without_describe_instance_types_the_static_list_answers(world: AwsWorld, instance_type: str,
+                                                                 cpu: int | None) -> None:
+    """CA falls back on its static instance type list when DescribeInstanceTypes fails (``BuildAWS``)."""
+    world.faults.fail("DescribeInstanceTypes", 400, "UnauthorizedOperation", "not allowed")
+    template = the_group(world, instance_type=instance_type).template_node()
+    assert (template.capacity.cpu if template is not None else None) == cpu
+    if template is not None:
+        assert template.max_local_bytes == 1_900_000_000_000
+
+
+def test_the_static_list_is_describe_instance_types_as_moto_records_it() -> None:
+    """``instance_types.json`` is regenerated with ``python -m tests.cloudproviders.aws_instance_types``."""
+    recorded = moto_types()
+    assert len(recorded) > 1000
+    for name, raw in recorded.items():
+        assert static_instance_type(name) == InstanceTypeInfo.from_api(raw), name

@@ -22,6 +22,7 @@ from app.cli import build_parser
 from app.run.flags import settings_from_args
 from autoscaler.config import options_from_args
 from tests.deploy.kustomize import render
+from tests.deploy.policy import admits, selects
 
 Json = dict[str, Any]
 
@@ -53,7 +54,8 @@ def overlay(request: pytest.FixtureRequest) -> tuple[str, list[Json]]:
 def test_every_object_validates_strictly(overlay: tuple[str, list[Json]]) -> None:
     _, objects = overlay
     assert {o["kind"] for o in objects} == {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
-                                            "RoleBinding", "Deployment", "Service", "PodDisruptionBudget"}
+                                            "RoleBinding", "Deployment", "Service", "PodDisruptionBudget",
+                                            "NetworkPolicy"}
     for obj in objects:
         kubernetes_validate.validate(obj, KUBERNETES, strict=True)
 
@@ -78,10 +80,14 @@ def test_the_deployment_is_locked_down(overlay: tuple[str, list[Json]]) -> None:
     assert security["allowPrivilegeEscalation"] is False
     assert security["capabilities"]["drop"] == ["ALL"]
     assert {"cpu", "memory"} <= set(container["resources"]["requests"])
-    probe = container["livenessProbe"]["httpGet"]
-    assert probe["path"] == "/health-check"
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports[probe["port"]] == 8085
+    for kind in ("startupProbe", "livenessProbe"):
+        probe = container[kind]["httpGet"]
+        assert (probe["path"], ports[probe["port"]]) == ("/health-check", 8085)
+    # The port opens only after the caches sync (--cache-sync-timeout, 60s): the start-up
+    # probe must wait longer than that before the liveness probe may restart the pod.
+    startup = container["startupProbe"]
+    assert startup["periodSeconds"] * startup["failureThreshold"] > 60
     assert container["image"].startswith("ghcr.io/storage-autoscaler/storage-autoscaler:")
     budget = _one(objects, "PodDisruptionBudget")
     assert budget["spec"]["selector"]["matchLabels"].items() <= pod_labels(deployment).items()
@@ -119,6 +125,22 @@ def test_everything_lands_in_one_namespace_and_binds_the_service_account(overlay
         assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": role,
                                       "name": _one(objects, role)["metadata"]["name"]}
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": "kube-system"}]
+
+
+def test_only_the_monitoring_namespace_reaches_the_metrics(overlay: tuple[str, list[Json]]) -> None:
+    _, objects = overlay
+    policy = _one(objects, "NetworkPolicy")
+    labels = pod_labels(_one(objects, "Deployment"))
+    assert selects(policy["spec"]["podSelector"], labels)
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    monitoring = {"kubernetes.io/metadata.name": "monitoring"}
+    assert admits(policy, "http-metrics", namespace=monitoring)
+    assert not admits(policy, "http-metrics", namespace={"kubernetes.io/metadata.name": "default"})
+    assert not admits(policy, "http-metrics", pod={"app": "anything"})
+    assert not admits(policy, "http-metrics", ip="10.0.0.7")
+    ports = [p["name"] for c in _one(objects, "Deployment")["spec"]["template"]["spec"]["containers"]
+             for p in c["ports"]]
+    assert "http-metrics" in ports
 
 
 def _key(obj: Json) -> tuple[str, str]:

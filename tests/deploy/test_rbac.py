@@ -30,20 +30,24 @@ _WATCHED = [
     ("apps", "deployments"), ("apps", "daemonsets"), ("batch", "jobs"),
 ]
 
-#: Cluster-wide: the informers, taints (GET then PATCH of a node), evictions, pod deletion, events.
+#: Cluster-wide: the informers, taints (GET then PUT of a node, as CA), evictions, events.
+#: No pod deletion: nothing calls it (drains evict).
 CLUSTER_CALLS = {
     *(Grant(group, resource, verb) for group, resource in _WATCHED for verb in ("list", "watch")),
-    Grant("", "nodes", "get"), Grant("", "nodes", "patch"), Grant("", "pods", "delete"),
+    Grant("", "nodes", "get"), Grant("", "nodes", "update"),
     Grant("", "pods/eviction", "create"), Grant("", "events", "create"), Grant("", "events", "patch"),
 }
-#: In --namespace: the status ConfigMap, the priority expander's ConfigMap, the leader Lease.
+#: In --namespace: the status ConfigMap (GET then PUT, or POST), the priority expander's
+#: ConfigMap, the leader Lease; CA's names and a --dry-run shadow's own.
 NAMESPACE_CALLS = {
-    Grant("", "configmaps", "create"), Grant("", "configmaps", "patch", "cluster-autoscaler-status"),
+    Grant("", "configmaps", "create"),
+    *(Grant("", "configmaps", verb, name) for verb in ("get", "update")
+      for name in ("cluster-autoscaler-status", "storage-autoscaler-shadow-status")),
     Grant("", "configmaps", "list", "cluster-autoscaler-priority-expander"),
     Grant("", "configmaps", "watch", "cluster-autoscaler-priority-expander"),
-    Grant("coordination.k8s.io", "leases", "create"), Grant("coordination.k8s.io", "leases", "get",
-                                                            "cluster-autoscaler"),
-    Grant("coordination.k8s.io", "leases", "update", "cluster-autoscaler"),
+    Grant("coordination.k8s.io", "leases", "create"),
+    *(Grant("coordination.k8s.io", "leases", verb, name) for verb in ("get", "update")
+      for name in ("cluster-autoscaler", "storage-autoscaler-shadow")),
 }
 
 

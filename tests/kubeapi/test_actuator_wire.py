@@ -100,7 +100,7 @@ def _drive(wire: Wire, between: Callable[[Wire, float], None] | None = None) -> 
 
 
 def _taint_refused(wire: Wire) -> None:
-    wire.api.fail(r"^/api/v1/nodes/n1$", 403, times=1, method="PATCH")
+    wire.api.fail(r"^/api/v1/nodes/n1$", 403, times=1, method="PUT")
 
 
 def _evictions_fail(wire: Wire) -> None:
@@ -183,7 +183,7 @@ def test_an_untaint_that_fails_is_retried_until_it_succeeds(wire: Wire) -> None:
     pods = [p for p in wire.cluster.list_objects().pods if p.node_name == "n1"]
     actuator.start([RemovalCandidate("n1", "g", True, NodeDrain(to_move=tuple(pods)), {})], NOW)
     # Tainted; the next PATCH of the node is the rollback's untaint: refuse it once.
-    wire.api.fail(r"^/api/v1/nodes/n1$", 403, times=1, method="PATCH")
+    wire.api.fail(r"^/api/v1/nodes/n1$", 403, times=1, method="PUT")
     wire.api.state.remove("Pod", "app", "default")
     wire.synced()
     failed = actuator.tick(NOW + 10)

@@ -25,10 +25,10 @@ def test_an_annotation_is_set_then_removed_leaving_the_others(api: FakeAPIServer
                                                               faults: list[int], patches: int) -> None:
     api.state.put(node_json("n0", annotations={"keep": "me"}))
     for code in faults:
-        api.fail(r"/api/v1/nodes/n0$", code, method="PATCH")
+        api.fail(r"/api/v1/nodes/n0$", code, method="PUT")
     cluster.annotate_node("n0", KEY, "Unremovable: NotUnderutilized")
     assert _annotations(api, "n0") == {"keep": "me", KEY: "Unremovable: NotUnderutilized"}
-    assert len(api.requests("PATCH", "/nodes/n0")) == patches
+    assert len(api.requests("PUT", "/nodes/n0")) == patches
     cluster.annotate_node("n0", KEY, None)
     assert _annotations(api, "n0") == {"keep": "me"}
 

@@ -60,7 +60,7 @@ def test_partial_view_skips_the_loop_and_writes_nothing(api: FakeAPIServer, tmp_
         injected.times = 0  # the API server recovers
         assert cluster.wait_synced(5.0)
         loop.run_once(NOW + 10)
-        patched = [r.path for r in api.mutations if r.method == "PATCH" and "/nodes/" in r.path]
+        patched = [r.path for r in api.mutations if r.method == "PUT" and "/nodes/" in r.path]
         assert patched == ["/api/v1/nodes/n1"], "with the whole view, only the empty node goes"
         taints = api.state.get("Node", "n1")["spec"]["taints"]
         assert [t["key"] for t in taints] == [CA_TO_BE_DELETED_TAINT]

@@ -19,11 +19,13 @@ import pytest
 import yaml
 
 from app.cli import build_parser
+from app.scheduling_cmd import MAX_REQUEST_BYTES
 from kube.model import ClusterObjects
 from kube.names import StorageNames
 from scheduling.extender import Extender
 from scheduling.live_view import scheduling_kinds
 from scheduling.view import StaticView
+from tests.deploy.policy import admits, selects
 
 Json = dict[str, Any]
 
@@ -87,7 +89,7 @@ def test_cert_manager_objects_and_secrets_fit() -> None:
     issuers = {o["metadata"]["name"] for o in OBJECTS if o["kind"] == "Issuer"}
     for cert in certificates.values():
         assert set(cert["spec"]) <= {"secretName", "dnsNames", "duration", "renewBefore", "privateKey", "issuerRef",
-                                     "isCA", "commonName"}
+                                     "isCA", "commonName", "usages"}
         assert cert["spec"]["issuerRef"]["name"] in issuers
     for service, certificate in (("storage-scheduler-extender", "storage-scheduler-extender"),
                                  ("storage-pod-webhook", "storage-pod-webhook")):
@@ -174,3 +176,66 @@ def test_rbac_is_least_privilege(role: str) -> None:
 def test_role_covers_exactly_the_caches_it_starts(role: str, webhook: bool) -> None:
     granted = {r for rule in one("ClusterRole", role)["rules"] for r in rule["resources"]}
     assert {kind.name for kind in scheduling_kinds(webhook=webhook)} == granted
+
+
+def _pod_labels(deployment: str) -> dict[str, str]:
+    labels: dict[str, str] = one("Deployment", deployment)["spec"]["template"]["metadata"]["labels"]
+    return labels
+
+
+def test_the_extender_asks_kube_scheduler_for_its_client_certificate() -> None:
+    """Mutual TLS end to end: the extender trusts the scheduling CA for clients, and the scheduler
+    presents a client certificate that CA issued, through its extender tlsConfig."""
+    args = build_parser().parse_args(container("storage-scheduler-extender")["args"])
+    mounts = {m["name"]: m["mountPath"] for m in container("storage-scheduler-extender")["volumeMounts"]}
+    assert args.client_ca_file == f"{mounts['tls']}/ca.crt"
+    certificates = {o["metadata"]["name"]: o["spec"] for o in OBJECTS if o["kind"] == "Certificate"}
+    client = certificates["storage-aware-scheduler-client"]
+    assert "client auth" in client["usages"]
+    assert client["issuerRef"] == certificates["storage-scheduler-extender"]["issuerRef"]
+    tls = scheduler_config()["extenders"][0]["tlsConfig"]
+    scheduler = one("Deployment", "storage-aware-scheduler")["spec"]["template"]["spec"]
+    mounted = {m["name"]: m["mountPath"] for m in scheduler["containers"][0]["volumeMounts"]}
+    assert (tls["certFile"], tls["keyFile"]) == (f"{mounted['client-tls']}/tls.crt", f"{mounted['client-tls']}/tls.key")
+    volumes = {v["name"]: v for v in scheduler["volumes"]}
+    assert volumes["client-tls"]["secret"]["secretName"] == client["secretName"]
+    # The webhook's is documented, not on: managed API servers present no client certificate.
+    hook = build_parser().parse_args(container("storage-pod-webhook")["args"])
+    assert hook.client_ca_file is None
+    assert "client auth" in certificates["storage-pod-webhook-apiserver-client"]["usages"]
+
+
+@pytest.mark.parametrize("deployment", ["storage-scheduler-extender", "storage-pod-webhook"])
+def test_request_limits_are_the_commands_defaults(deployment: str) -> None:
+    args = build_parser().parse_args(container(deployment)["args"])
+    assert args.max_request_bytes == MAX_REQUEST_BYTES[args.command]
+
+
+def _policies_for(deployment: str) -> list[Json]:
+    labels = _pod_labels(deployment)
+    return [o for o in OBJECTS if o["kind"] == "NetworkPolicy" and selects(o["spec"]["podSelector"], labels)]
+
+
+def _admitted(deployment: str, **peer: Any) -> bool:
+    return any(admits(p, "https", **peer) for p in _policies_for(deployment))
+
+
+def test_only_kube_scheduler_and_monitoring_reach_the_extender() -> None:
+    assert _policies_for("storage-scheduler-extender")
+    assert _admitted("storage-scheduler-extender", pod=_pod_labels("storage-aware-scheduler"))
+    assert _admitted("storage-scheduler-extender", namespace={"kubernetes.io/metadata.name": "monitoring"})
+    assert not _admitted("storage-scheduler-extender", pod=_pod_labels("storage-pod-webhook"))
+    assert not _admitted("storage-scheduler-extender", pod={"app": "attacker"})
+    assert not _admitted("storage-scheduler-extender", namespace={"kubernetes.io/metadata.name": "default"})
+    ports = {p["name"] for p in container("storage-scheduler-extender")["ports"]}
+    assert "https" in ports
+
+
+def test_the_webhook_is_reached_by_the_api_server_on_its_port_only() -> None:
+    policies = _policies_for("storage-pod-webhook")
+    assert policies
+    assert _admitted("storage-pod-webhook", ip="172.16.0.2")  # a control-plane address
+    for policy in policies:
+        assert policy["spec"]["policyTypes"] == ["Ingress"]
+        for rule in policy["spec"]["ingress"]:
+            assert [p["port"] for p in rule["ports"]] == ["https"]

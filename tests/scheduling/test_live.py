@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from app.scheduling_cmd import ready_check
 from kube.names import StorageNames
 from kubeapi.caches import Caches
 from kubeapi.config import api_client
@@ -28,7 +30,7 @@ from simulator.volumes import REASON_NOT_ENOUGH_SPACE
 from tests.factories import NAMES, node_json, pod_json, pv_json, pvc_json, storage_class_json
 from tests.fakeapi import FakeAPIServer
 from tests.kubeapi.conftest import eventually
-from tests.scheduling.wire import Client, extender_args, serving
+from tests.scheduling.wire import Client, extender_args, server_at, serving
 
 REPO = Path(__file__).resolve().parents[2]
 Json = dict[str, Any]
@@ -80,7 +82,8 @@ def test_reservation_released_when_the_provisioner_binds(live: tuple[FakeAPIServ
     api.state.put_all([pvc_json("c", "120Gi"), pvc_json("d", "100Gi"), pod_json("big", claims=["c"]),
                        pod_json("other", claims=["d"])])
     eventually(lambda: client.post("/filter", extender_args(pod_json("big", claims=["c"]), names=["n200"]))[
-        "NodeNames"] == ["n200"], what="claims c and d in the caches")
+        "NodeNames"] == ["n200"] and extender.book.get("uid-default-big") is not None,
+        what="claims c and d, and pod big, in the caches")
     # other's 100Gi no longer fits next to big's 120Gi in flight.
     assert client.post("/filter", extender_args(pod_json("other", claims=["d"]), names=["n200"]))["NodeNames"] == []
     # The provisioner binds c to a PV pinned to n200, the driver lowers the annotation.
@@ -93,17 +96,62 @@ def test_reservation_released_when_the_provisioner_binds(live: tuple[FakeAPIServ
     assert after["FailedNodes"] == {"n200": REASON_NOT_ENOUGH_SPACE}  # 80Gi left: honest, not reserved
 
 
-def test_unsynced_caches_answer_with_an_error(tmp_path: Path) -> None:
+def test_unsynced_caches_answer_with_an_error_unless_the_pod_has_no_claims(tmp_path: Path) -> None:
     with FakeAPIServer(bookmark_seconds=0.1) as api:
         kubeconfig = str(api.write_kubeconfig(tmp_path / "kubeconfig"))
         transport = Transport(api_client(kubeconfig), TokenBucket(1000.0, 1000), timeout=(1.0, 1.0))
         caches = Caches(transport, StorageNames(), kinds=scheduling_kinds())  # never started
         extender = Extender(CachesView(caches), NAMES, reservation_timeout=300.0, clock=time.monotonic)
         with serving(extender.routes()) as client:
-            result = client.post("/filter", extender_args(pod_json("web"), names=["n1"]))
-            status, answer = client.post_raw("/prioritize", json.dumps(extender_args(pod_json("w"), names=[])).encode())
-    assert "no complete view of the cluster" in result["Error"]
+            local = client.post("/filter", extender_args(pod_json("web", claims=["a"]), names=["n1"]))
+            plain = client.post("/filter", extender_args(pod_json("web"), names=["n1", "n2"]))
+            body = json.dumps(extender_args(pod_json("w", claims=["a"]), names=[])).encode()
+            status, answer = client.post_raw("/prioritize", body)
+    assert "no complete view of the cluster" in local["Error"]
+    assert local["NodeNames"] is None
+    assert plain == {"NodeNames": ["n1", "n2"], "Nodes": None, "FailedNodes": {}, "FailedAndUnresolvableNodes": {},
+                     "Error": ""}
     assert status == 400 and "no complete view" in answer["error"]
+
+
+def test_a_hung_watch_marks_the_view_stale(tmp_path: Path) -> None:
+    """A watch that goes silent (here: its reopen never answers) makes /readyz 503 after
+    ``stale_after`` (45 s as deployed, under a minute); pods without claims still pass."""
+    with FakeAPIServer(bookmark_seconds=0.2) as api:
+        seed(api)
+        kubeconfig = str(api.write_kubeconfig(tmp_path / "kubeconfig"))
+        transport = Transport(api_client(kubeconfig), TokenBucket(1000.0, 1000), timeout=(1.0, 1.0))
+        caches = Caches(transport, NAMES, kinds=scheduling_kinds(), watch_seconds=1, backoff=(0.01, 0.1),
+                        stale_after=1.5)
+        caches.start()
+        view = CachesView(caches)
+        extender = Extender(view, NAMES, reservation_timeout=300.0, clock=time.monotonic)
+        server = server_at(extender.routes(), ready=ready_check(view))
+        client = Client(server)
+        try:
+            assert caches.wait_synced(5.0), caches.unavailable_reason()
+            assert get_status(server.port, "/readyz") == 200
+            api.fail(r"/api/v1/nodes$", "timeout", times=3, watch=True, delay=4.0)
+            started = time.monotonic()
+            eventually(lambda: get_status(server.port, "/readyz") == 503, timeout=5.0, what="/readyz 503")
+            noticed = time.monotonic() - started
+            plain = client.post("/filter", extender_args(pod_json("p"), names=["n100"]))
+            local = client.post("/filter", extender_args(pod_json("web", claims=["a"]), names=["n100"]))
+        finally:
+            client.close()
+            server.close()
+            caches.stop()
+    assert noticed < 4.0
+    assert plain["NodeNames"] == ["n100"] and plain["Error"] == ""
+    assert "silent for" in local["Error"]
+
+
+def get_status(port: int, path: str) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
 
 
 # --- the commands, as deployed ---------------------------------------------------------------
@@ -189,6 +237,10 @@ def test_pod_webhook_command_from_a_snapshot(tmp_path: Path) -> None:
     pytest.param(["scheduler-extender", "--insecure-http", "--snapshot", "x", "--reservation-timeout", "soon"],
                  "--reservation-timeout", id="bad-duration"),
     pytest.param(["pod-webhook", "--insecure-http", "--namespaces", " , "], "--namespaces", id="no-globs"),
+    pytest.param(["scheduler-extender", "--insecure-http", "--client-ca-file", "ca.crt", "--snapshot", "x"],
+                 "--client-ca-file exclude each other", id="client-ca-without-tls"),
+    pytest.param(["pod-webhook", "--insecure-http", "--max-request-bytes", "0"], "--max-request-bytes: must be "
+                 "positive", id="no-body-allowed"),
     pytest.param(["pod-webhook", "--tls-cert-file", "/nonexistent.crt", "--tls-private-key-file", "/nonexistent.key"],
                  "cannot listen on", id="tls-files-missing"),
 ])

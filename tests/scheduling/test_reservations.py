@@ -8,7 +8,7 @@ import pytest
 from kube.model import ClusterObjects
 from simulator.volumes import REASON_NOT_ENOUGH_SPACE
 from tests.factories import cluster, node, pod, pod_json, pv, pvc, storage_class
-from tests.scheduling.wire import Client, FakeClock, extender_args, extender_at
+from tests.scheduling.wire import Client, FakeClock, extender_args, extender_at, server_at
 
 GiB = 2**30
 
@@ -112,13 +112,10 @@ def test_concurrent_filters_approve_the_last_bytes_once() -> None:
     """Many schedulers' worth of simultaneous requests: exactly one pod gets the node."""
     import threading
 
-    from scheduling.server import JsonServer
-
     objects = cluster(node("last", storage_free="100Gi"), storage_class(),
-                      *[pvc(f"d{i}", "60Gi") for i in range(8)])
+                      *[pvc(f"d{i}", "60Gi") for i in range(8)], *[pod(f"p{i}", claims=[f"d{i}"]) for i in range(8)])
     with extender_at(objects) as (_, extender, _):
-        server = JsonServer("127.0.0.1", 0, extender.routes())
-        server.serve_in_thread()
+        server = server_at(extender.routes())
         results: list[object] = []
         errors: list[BaseException] = []
 
@@ -136,7 +133,6 @@ def test_concurrent_filters_approve_the_last_bytes_once() -> None:
             t.start()
         for t in threads:
             t.join(timeout=10)
-        server.shutdown()
-        server.server_close()
+        server.close()
     assert not errors, errors
     assert sorted(map(str, results)) == sorted([str(["last"])] + [str([])] * 7)

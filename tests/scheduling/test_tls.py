@@ -14,10 +14,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from scheduling.server import JsonServer, TLSFiles
+from scheduling.tls import TLSFiles
 from scheduling.webhook import WebhookConfig, mutate
 from tests.factories import pod_json
-from tests.scheduling.wire import Client
+from tests.scheduling.wire import Client, server_at
 
 
 def write_cert(directory: Path, common_name: str) -> Path:
@@ -55,9 +55,8 @@ def test_https_and_certificate_rotation(tmp_path: Path) -> None:
     write_cert(second, "webhook-v2")
     for name in ("tls.crt", "tls.key"):
         (mounted / name).write_bytes((first / name).read_bytes())
-    server = JsonServer("127.0.0.1", 0, {"/mutate": lambda b: mutate(b, WebhookConfig())},
-                        TLSFiles(str(mounted / "tls.crt"), str(mounted / "tls.key")))
-    server.serve_in_thread()
+    server = server_at({"/mutate": lambda b: mutate(b, WebhookConfig())},
+                       TLSFiles(str(mounted / "tls.crt"), str(mounted / "tls.key")))
     review = {"request": {"uid": "u1", "namespace": "default", "object": pod_json("p")}}
     try:
         old = Client(server, client_context(first / "tls.crt"))
@@ -73,5 +72,4 @@ def test_https_and_certificate_rotation(tmp_path: Path) -> None:
         assert new.post("/mutate", review)["response"]["allowed"] is True
         new.close()
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()

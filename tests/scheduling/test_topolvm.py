@@ -10,7 +10,19 @@ from kube.convert import convert_node
 from kube.model import Node
 from kube.names import StorageNames
 from simulator.volumes import REASON_NOT_ENOUGH_SPACE
-from tests.factories import ZONE, cluster, csi_capacity, csi_driver, node, node_json, pod_json, pv, pvc, storage_class
+from tests.factories import (
+    ZONE,
+    cluster,
+    csi_capacity,
+    csi_driver,
+    node,
+    node_json,
+    pod,
+    pod_json,
+    pv,
+    pvc,
+    storage_class,
+)
 from tests.scheduling.wire import extender_args, extender_at
 
 TOPOLVM = StorageNames(provisioner="topolvm.io", capacity_annotation="capacity.topolvm.io/ssd")
@@ -69,7 +81,7 @@ def test_rok_and_topolvm_claims_of_one_pod_each_in_its_pool() -> None:
 def test_reservation_holds_the_device_class_only() -> None:
     """Two pods racing for a device class's last bytes: the second waits; another class is free."""
     objects = cluster(pooled("last", "0", 100, 100), FAST, SLOW, pvc("a", "60Gi", "fast"), pvc("b", "60Gi", "fast"),
-                      pvc("c", "60Gi", "slow"))
+                      pvc("c", "60Gi", "slow"), *[pod(p, claims=[p]) for p in "abc"])
     with extender_at(objects) as (client, extender, view):
         first = client.post("/filter", extender_args(pod_json("a", claims=["a"]), names=["last"]))
         second = client.post("/filter", extender_args(pod_json("b", claims=["b"]), names=["last"]))
@@ -108,7 +120,7 @@ def test_a_reservation_past_a_published_value_is_no_capacity_not_unpublished() -
         return node("n1", labels={ZONE: "a"}, annotations={"capacity.topolvm.io/nvme": str(free_gib * GiB)})
 
     objects = cluster(lvm(100), FAST, csi_driver("topolvm.io"), csi_capacity("nvme-a", "fast", {ZONE: "a"}, "1Ti"),
-                      pvc("a", "80Gi", "fast"), pvc("b", "10Gi", "fast"))
+                      pvc("a", "80Gi", "fast"), pvc("b", "10Gi", "fast"), *[pod(p, claims=[p]) for p in "ab"])
     with extender_at(objects) as (client, _, view):
         first = client.post("/filter", extender_args(pod_json("a", claims=["a"]), names=["n1"]))
         # Something else used 40Gi meanwhile: 60Gi published, 80Gi still held for pod a.

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from app.cli import build_parser
+from app.scheduling_cmd import webhook_config
 from scheduling.view import StaticView
 from scheduling.webhook import WebhookConfig, mutate
 from tests.factories import cluster, pod_json, pv, pvc, storage_class
@@ -16,7 +18,8 @@ from tests.scheduling.wire import Client, serving
 Json = dict[str, Any]
 SCHED = "storage-aware-scheduler"
 LABEL = "autoscaler.storage.dev/scheduler-mutated"
-OPT_OUT = "autoscaler.storage.dev/skip-storage-scheduler"
+#: The thesis webhook's opt-out annotation, the default: honoured when present, whatever its value.
+OPT_OUT = "arrikto.com/skip-rok-scheduler-webhook"
 
 
 def review(pod: Json, *, namespace: str = "default", operation: str = "CREATE", uid: str = "705ab4f5-6393") -> Json:
@@ -82,8 +85,17 @@ CASES = [
     pytest.param(WebhookConfig(namespaces=("kafka",)), review(pod_json("p"), namespace="kafka-2"), None,
                  id="plain-name-is-exact"),
     pytest.param(WebhookConfig(), review(with_annotations(pod_json("p"), {OPT_OUT: "true"})), None, id="opt-out"),
-    pytest.param(WebhookConfig(), review(with_annotations(pod_json("p"), {OPT_OUT: "false"})), ROUTED,
-                 id="opt-out-false-still-routed"),
+    pytest.param(WebhookConfig(), review(with_annotations(pod_json("p"), {OPT_OUT: "false"})), None,
+                 id="opt-out-present-false-still-opts-out"),
+    pytest.param(WebhookConfig(), review(with_annotations(pod_json("p"), {OPT_OUT: ""})), None,
+                 id="opt-out-present-empty-opts-out"),
+    pytest.param(WebhookConfig(), review(with_annotations(pod_json("p"), {"other": "true"})), ROUTED,
+                 id="other-annotation-routed"),
+    pytest.param(WebhookConfig(opt_out_annotation="example.com/no"),
+                 review(with_annotations(pod_json("p"), {"example.com/no": "no"})), None, id="opt-out-flag"),
+    pytest.param(WebhookConfig(opt_out_annotation="example.com/no"),
+                 review(with_annotations(pod_json("p"), {OPT_OUT: "true"})), ROUTED,
+                 id="opt-out-flag-replaces-default"),
     pytest.param(WebhookConfig(), review(named_scheduler(pod_json("p"), "volcano")), None,
                  id="pod-naming-a-scheduler-is-left-alone"),
     pytest.param(WebhookConfig(), review(pod_json("p"), operation="UPDATE"), None, id="update-is-not-mutated"),
@@ -154,3 +166,30 @@ def test_keep_alive_serves_many_reviews_on_one_connection() -> None:
         assert isinstance(client, Client)
         uids = [client.post("/mutate", review(pod_json(f"p{i}"), uid=f"u{i}"))["response"]["uid"] for i in range(20)]
     assert uids == [f"u{i}" for i in range(20)]
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    pytest.param([], WebhookConfig(local_provisioners=frozenset({"rok.arrikto.com"})), id="thesis-defaults"),
+    pytest.param(["--annotation-optout=example.com/no", "--namespaces-optin=data-*, kafka",
+                  "--scheduler-name=rok-scheduler"],
+                 WebhookConfig(scheduler_name="rok-scheduler", namespaces=("data-*", "kafka"),
+                               opt_out_annotation="example.com/no", local_provisioners=frozenset({"rok.arrikto.com"})),
+                 id="thesis-flags"),
+    pytest.param(["--opt-out-annotation=example.com/no", "--namespaces=kafka"],
+                 WebhookConfig(namespaces=("kafka",), opt_out_annotation="example.com/no",
+                               local_provisioners=frozenset({"rok.arrikto.com"})),
+                 id="earlier-names-are-aliases"),
+])
+def test_webhook_flags(flags: list[str], expected: WebhookConfig) -> None:
+    args = build_parser().parse_args(["pod-webhook", "--insecure-http", *flags])
+    assert webhook_config(args) == expected
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    pytest.param(["--annotation-optout= "], "--annotation-optout", id="empty-annotation"),
+    pytest.param(["--namespaces-optin= , "], "--namespaces-optin", id="no-globs"),
+])
+def test_bad_webhook_flags_name_the_flag(flags: list[str], message: str) -> None:
+    args = build_parser().parse_args(["pod-webhook", "--insecure-http", *flags])
+    with pytest.raises(Exception, match=message):
+        webhook_config(args)

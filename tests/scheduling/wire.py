@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
+import socket
 import ssl
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +16,8 @@ from typing import Any
 from kube.model import ClusterObjects
 from kube.names import StorageNames
 from scheduling.extender import Extender
-from scheduling.server import JsonServer, Route, TLSFiles
+from scheduling.server import HttpServer, Limits, Route, health_pages
+from scheduling.tls import TLSFiles
 from scheduling.view import StaticView
 from tests.factories import NAMES
 
@@ -32,7 +35,7 @@ class FakeClock:
 class Client:
     """One keep-alive connection, as kube-scheduler keeps one to its extender."""
 
-    def __init__(self, server: JsonServer, context: ssl.SSLContext | None = None) -> None:
+    def __init__(self, server: HttpServer, context: ssl.SSLContext | None = None) -> None:
         if context is None:
             self.conn: http.client.HTTPConnection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         else:
@@ -52,18 +55,24 @@ class Client:
         self.conn.close()
 
 
+def server_at(routes: Mapping[str, Route], tls: TLSFiles | None = None, limits: Limits | None = None,
+              ready: Callable[[], str | None] = lambda: None) -> HttpServer:
+    """A started server on a free loopback port, with the health pages both commands serve."""
+    server = HttpServer("127.0.0.1", 0, pages=health_pages(ready), routes=routes, tls=tls, limits=limits)
+    server.start()
+    return server
+
+
 @contextmanager
 def serving(routes: Mapping[str, Route], tls: TLSFiles | None = None,
             context: ssl.SSLContext | None = None) -> Iterator[Client]:
-    server = JsonServer("127.0.0.1", 0, routes, tls)
-    server.serve_in_thread()
+    server = server_at(routes, tls)
     client = Client(server, context)
     try:
         yield client
     finally:
         client.close()
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 @contextmanager
@@ -83,3 +92,30 @@ def extender_args(pod: Json, names: Sequence[str] | None = None, nodes: Sequence
         "Nodes": None if nodes is None else {"metadata": {}, "items": list(nodes)},
         "NodeNames": None if names is None else list(names),
     }
+
+
+def exchange(port: int, data: bytes, *, wait: float = 3.0, chunks: Sequence[bytes] = ()) -> bytes:
+    """Send raw bytes (then ``chunks``), read until the server closes or ``wait`` seconds pass
+    without a byte; what came back. For requests no client library would send."""
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as sock:
+        sock.sendall(data)
+        try:
+            for chunk in chunks:
+                sock.sendall(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered and closed before taking it all: read what it said
+        out = b""
+        try:
+            while True:
+                got = sock.recv(65536)
+                if not got:
+                    break
+                out += got
+        except (TimeoutError, ConnectionResetError):
+            pass
+    return out
+
+
+def statuses(answer: bytes) -> list[int]:
+    """The status codes of every response in ``answer``, in order."""
+    return [int(code) for code in re.findall(rb"HTTP/1\.[01] (\d{3}) ", answer)]

@@ -132,7 +132,8 @@ def test_resource_tags_options_and_encoded_keys(fake: FakeAzure, sleeps: list[fl
         TAG + "resources_cpu": "3500m", TAG + "resources_nvidia.com_gpu": "1",
         TAG + "label_example.com_tier~2name": "gold",
         TAG + "autoscaling-options_scaledownunneededtime": "7m",
-        TAG + "autoscaling-options_scaledownutilizationthreshold": "0.3"})
+        TAG + "autoscaling-options_scaledownutilizationthreshold": "0.3",
+        TAG + "autoscaling-options_ignoredaemonsetsutilization": "False"})
     built = one_group(fake, sleeps, "tagged")
     tagged = group(built, "tagged")
     template = tagged.template_node()
@@ -144,6 +145,7 @@ def test_resource_tags_options_and_encoded_keys(fake: FakeAzure, sleeps: list[fl
     assert isinstance(tagged, WithGroupOptions)
     assert tagged.group_options().scale_down_unneeded_seconds == 420.0
     assert tagged.group_options().scale_down_utilization_threshold == 0.3
+    assert tagged.group_options().ignore_daemonsets_utilization is False
 
 
 @pytest.mark.parametrize("tags", [

@@ -61,7 +61,9 @@ def options_of(fake: FakeGce, sleeps: list[float], env_vars: str) -> GroupOption
     pytest.param("os=linux", GroupOptions(), id="none"),
     pytest.param("autoscaling_options=scaledowngpuutilizationthreshold=0.6,scaledownutilizationthreshold=0.7,"
                  "scaledownunneededtime=1h,scaledownunreadytime=30m,maxnodeprovisiontime=60m",
-                 GroupOptions(0.7, 0.6, 3600.0, 1800.0, 3600.0), id="all"),
+                 GroupOptions(scale_down_utilization_threshold=0.7, scale_down_gpu_utilization_threshold=0.6,
+                              scale_down_unneeded_seconds=3600.0, scale_down_unready_seconds=1800.0,
+                              max_node_provision_seconds=3600.0), id="all"),
     pytest.param("autoscaling_options=scaledowngpuutilizationthreshold=0.1,scaledownunneededtime=1m",
                  GroupOptions(scale_down_gpu_utilization_threshold=0.1, scale_down_unneeded_seconds=60.0),
                  id="partial"),
