@@ -1,0 +1,108 @@
+"""``--scale-down-order``: the cheaper removal first, a stable order, drain deadlines from bytes, an unpin budget.
+
+Two nodes hold migratable volumes of different sizes; the one destination has room for
+only one of them. Upstream's order (by name) moves whichever comes first; the
+disruption-cost order moves the fewer bytes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from autoscaler.scaledown.cost import RESTART_SECONDS, drain_deadline
+from kube.model import ClusterObjects
+from tests.autoscaler.scaledown_helpers import reasons, scale_down
+from tests.autoscaler.test_scaledown_storage import candidate, destination, storage_cluster, volume_pod
+from tests.factories import node, options
+
+GI = 2**30
+
+
+def _two_candidates() -> ClusterObjects:
+    """``a-big`` unpins 200Gi, ``b-small`` 60Gi; ``dest`` has 250Gi free: room for one of them."""
+    return storage_cluster(
+        candidate("a-big", free="200Gi"), *volume_pod("db-big", "a-big", "200Gi"),
+        candidate("b-small"), *volume_pod("db-small", "b-small", "60Gi"),
+        *destination("dest", "250Gi"))
+
+
+@pytest.mark.parametrize(("flags", "removed", "kept"), [
+    pytest.param((), "b-small", "a-big", id="disruption-cost-moves-fewer-bytes"),
+    pytest.param(("--scale-down-order=upstream",), "a-big", "b-small", id="upstream-goes-by-name"),
+    pytest.param(("--storage-aware=false",), None, None, id="upstream-default-when-not-storage-aware"),
+])
+def test_the_cheaper_node_goes_when_only_one_can(flags: tuple[str, ...], removed: str | None,
+                                                 kept: str | None) -> None:
+    decision = scale_down(_two_candidates(), *flags)
+    if removed is None:
+        assert options(*flags).scale_down_order == "upstream"
+        return
+    assert removed in decision.unneeded
+    assert reasons(decision)[kept] == "NoPlaceToMovePods"
+
+
+def test_equal_costs_keep_one_order_from_loop_to_loop() -> None:
+    objects = storage_cluster(candidate("w1"), *volume_pod("db-1", "w1", "60Gi"),
+                              candidate("w2"), *volume_pod("db-2", "w2", "60Gi"), *destination("dest", "100Gi"))
+    first = scale_down(objects)
+    for _ in range(3):
+        again = scale_down(objects)
+        assert (again.unneeded, reasons(again)) == (first.unneeded, reasons(first))
+    assert first.unneeded == ["w1"], "ties go by name"
+
+
+def test_the_operator_annotation_raises_a_nodes_cost() -> None:
+    objects = _two_candidates()
+    objects.nodes = [node(n.name, storage_max="400Gi", storage_free="340Gi",
+                          annotations={"autoscaler.storage.dev/disruption-cost": "100000"})
+                     if n.name == "b-small" else n for n in objects.nodes]
+    decision = scale_down(objects)
+    assert "a-big" in decision.unneeded
+    assert reasons(decision)["b-small"] == "NoPlaceToMovePods"
+
+
+@pytest.mark.parametrize(("flags", "bytes_", "expected"), [
+    pytest.param((), 0, 120.0, id="nothing-to-unpin-gets-max-pod-eviction-time"),
+    pytest.param((), 60 * GI, 120.0, id="60Gi-at-1Gi-per-s-needs-less-than-the-flag"),
+    pytest.param((), 200 * GI, 400.0, id="200Gi-twice-over"),
+    pytest.param(("--storage-unpin-throughput=100Mi",), 200 * GI, 4096.0, id="slow-driver"),
+    pytest.param(("--max-pod-eviction-time=10m",), 200 * GI, 600.0, id="never-below-the-flag"),
+])
+def test_the_drain_deadline_follows_the_bytes_to_unpin(flags: tuple[str, ...], bytes_: int, expected: float) -> None:
+    assert drain_deadline(bytes_, options(*flags)) == pytest.approx(expected)
+
+
+def test_chosen_nodes_carry_their_bytes_and_deadline() -> None:
+    decision = scale_down(_two_candidates())
+    (chosen,) = decision.to_delete
+    assert (chosen.node, chosen.unpin_bytes) == ("b-small", 60 * GI)
+    assert chosen.drain_seconds == pytest.approx(120.0)
+
+
+def _parallel() -> ClusterObjects:
+    return storage_cluster(candidate("w1"), *volume_pod("db-1", "w1", "60Gi"),
+                           candidate("w2"), *volume_pod("db-2", "w2", "100Gi"),
+                           *destination("d1", "100Gi"), *destination("d2", "150Gi"))
+
+
+@pytest.mark.parametrize(("budget", "removed"), [
+    pytest.param(None, ["w1", "w2"], id="unlimited"),
+    pytest.param("1Ti", ["w1", "w2"], id="both-fit-the-budget"),
+    pytest.param("100Gi", ["w1"], id="second-waits-for-the-first"),
+    pytest.param("10Gi", ["w1"], id="one-alone-may-exceed-it"),
+])
+def test_the_unpin_budget_holds_new_drains(budget: str | None, removed: list[str]) -> None:
+    flags = ["--max-drain-parallelism=2"]
+    if budget is not None:
+        flags.append(f"--scale-down-max-unpin-bytes-in-flight={budget}")
+    decision = scale_down(_parallel(), *flags)
+    assert decision.removed == removed, decision.waiting
+    if len(removed) == 1:
+        assert "--scale-down-max-unpin-bytes-in-flight" in decision.waiting
+
+
+def test_restarting_pods_weigh_when_bytes_are_equal() -> None:
+    assert RESTART_SECONDS > 0
+    objects = storage_cluster(candidate("a"), *volume_pod("db-a", "a", "60Gi"), *volume_pod("x-a", "a", "1Gi"),
+                              candidate("b"), *volume_pod("db-b", "b", "61Gi"), *destination("dest", "100Gi"))
+    assert scale_down(objects).unneeded == ["b"], "b: one pod to restart, a: two (1Gi more to unpin is ~1 s)"
