@@ -78,6 +78,8 @@ class Metrics:
     #: Volumes unpinned (snapshotted to remote storage) and restored (pinned) elsewhere.
     unpins: int = 0
     restores: int = 0
+    #: Bytes of local volumes the driver unpinned (what scale-down made it move).
+    bytes_unpinned: int = 0
     #: VolumeAttachments force-detached because their node was deleted before they went.
     force_detaches: int = 0
     #: Pod uid -> its pending interval, for every pod that waited for a node in the run.

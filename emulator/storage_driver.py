@@ -152,6 +152,7 @@ class StorageDriver:
             return
         self.cluster.put_volume(dataclasses.replace(pv, node_affinity=None))
         self.cluster.metrics.unpins += 1
+        self.cluster.metrics.bytes_unpinned += pv.capacity
         if node.free_local_bytes is not None:
             free = node.free_local_bytes + pv.capacity
             if node.max_local_bytes is not None:

@@ -36,6 +36,7 @@ def summary(run: RunResult) -> dict[str, Any]:
     scale_ups = [e for e in run.events if e.kind == "ScaleUp"]
     deleted = [a for a in run.actuation if a.kind == "Deleted"]
     failed = [a for a in run.actuation if a.kind == "Failed"]
+    drains = _drain_seconds(run)
     return {
         "nodeHours": round(metrics.node_hours(), 3),
         "cost": round(metrics.cost(), 3),
@@ -45,6 +46,10 @@ def summary(run: RunResult) -> dict[str, Any]:
         "scaleDownFailures": len(failed),
         "evictions": metrics.evictions,
         "dataLossEvents": len(metrics.data_loss_events),
+        "bytesUnpinned": metrics.bytes_unpinned,
+        "gibUnpinned": round(metrics.bytes_unpinned / 2**30, 1),
+        "drainSecondsMean": round(sum(drains) / len(drains), 1) if drains else 0.0,
+        "drainSecondsMax": round(max(drains, default=0.0), 1),
         "podsPendingAtEnd": last.pending if last else 0,
         "maxPendingSeconds": round(max(pending, default=0.0), 1),
         "p95PendingSeconds": round(_percentile(pending, 0.95), 1),
@@ -57,6 +62,18 @@ def summary(run: RunResult) -> dict[str, Any]:
         "loopMillisMax": round(1000 * max(loops, default=0.0), 2),
         "wallSeconds": round(run.wall_seconds, 2),
     }
+
+
+def _drain_seconds(run: RunResult) -> list[float]:
+    """Seconds from each removed node's last taint to its deletion."""
+    tainted: dict[str, float] = {}
+    out = []
+    for a in run.actuation:
+        if a.kind == "Tainted":
+            tainted[a.node] = a.time
+        elif a.kind == "Deleted" and a.node in tainted:
+            out.append(a.time - tainted.pop(a.node))
+    return out
 
 
 def report(run: RunResult) -> dict[str, Any]:
@@ -87,6 +104,9 @@ _ROWS = [
     ("scaleDownFailures", "scale-down failures"),
     ("evictions", "evictions"),
     ("dataLossEvents", "data-loss events"),
+    ("gibUnpinned", "GiB unpinned"),
+    ("drainSecondsMean", "drain time mean (s)"),
+    ("drainSecondsMax", "drain time max (s)"),
     ("podsPendingAtEnd", "pods pending at end"),
     ("maxPendingSeconds", "max pending (s)"),
     ("p95PendingSeconds", "p95 pending (s)"),
