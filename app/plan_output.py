@@ -1,6 +1,6 @@
 """``plan``'s output: json (the contract, version 1) and text (for people).
 
-See ``../shared/docs/plan-contract.md``. Lists are sorted; pod references are
+See ``docs/plan-contract.md``. Lists are sorted; pod references are
 ``namespace/name``.
 """
 

@@ -1,7 +1,7 @@
 """Scenario files: a cluster snapshot plus a timeline of what happens to it.
 
 A scenario is one YAML file of many documents in the plan snapshot format
-(``../shared/docs/plan-contract.md``: Nodes, Pods, PVCs, PVs, StorageClasses, PDBs,
+(``docs/plan-contract.md``: Nodes, Pods, PVCs, PVs, StorageClasses, PDBs,
 controllers, ``NodeGroup`` objects) plus exactly one ``Scenario`` object::
 
     apiVersion: autoscaler.storage.dev/v1alpha1

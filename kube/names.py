@@ -1,6 +1,6 @@
 """Names of the storage extension, all configurable so other local-storage systems fit.
 
-Defaults are Rok's (``../shared/docs/storage-semantics.md``, "Terms"); TopoLVM fits with
+Defaults are Rok's (``docs/storage-semantics.md``, "Terms"); TopoLVM fits with
 ``provisioner="topolvm.io"`` and ``capacity_annotation="capacity.topolvm.io/<class>"``.
 """
 
