@@ -228,8 +228,13 @@ def test_without_describe_instance_types_the_static_list_answers(world: AwsWorld
 
 
 def test_the_static_list_is_describe_instance_types_as_moto_records_it() -> None:
-    """``instance_types.json`` is regenerated with ``python -m tests.cloudproviders.aws_instance_types``."""
+    """``instance_types.json`` is regenerated with ``python -m tests.cloudproviders.aws_instance_types``.
+
+    Like upstream's static list it is a snapshot: a newer moto may know types it lacks (they
+    come from DescribeInstanceTypes live); every type it has must read as moto records it.
+    """
     recorded = moto_types()
-    assert len(recorded) > 1000
-    for name, raw in recorded.items():
+    known = {name: raw for name, raw in recorded.items() if static_instance_type(name) is not None}
+    assert len(known) > 1000
+    for name, raw in known.items():
         assert static_instance_type(name) == InstanceTypeInfo.from_api(raw), name
