@@ -205,8 +205,14 @@ def test_the_deployment_is_locked_down_and_probed() -> None:
     assert container["livenessProbe"]["httpGet"]["path"] == "/health-check"
 
 
+def test_default_values_lint_and_install_no_deployment_as_the_official_chart() -> None:
+    report = helm.lint(str(CHART), None, strict=True)
+    assert report["errors"] == [] and [m for m in report["messages"] if m["severity"] >= 2] == []
+    kinds = {o["kind"] for o in render({})}
+    assert "Deployment" not in kinds and {"ClusterRole", "ServiceAccount"} <= kinds
+
+
 @pytest.mark.parametrize(("values", "message"), [
-    pytest.param({"cloudProvider": "aws"}, "no node groups", id="no-groups"),
     pytest.param({**AWS, "cloudProvider": "hetzner"}, "not supported", id="unknown-cloud"),
     pytest.param({**AZURE, "azureVMType": "standard"}, "only vmss", id="azure-vm-type"),
 ])
