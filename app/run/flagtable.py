@@ -38,10 +38,7 @@ def positive_float(text: str) -> float:
 
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    value = int_flag(text)  # the same reading as every other integer flag
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{value} is not positive")
     return value
