@@ -370,17 +370,28 @@ def parse_scenario(docs: list[Json], source: str) -> Scenario:
     )
 
 
+def _fault_end(spec: _SpecModel, start: float, until: float | None, where: str, *, source: str, ref: str) -> float:
+    """A fault's end (the run's, without ``until``), after its start."""
+    end = spec.duration if until is None else until
+    if end <= start:
+        raise InputError(source, ref, f"{where}.until", f"{end:g}s is not after from ({start:g}s)")
+    return end
+
+
+def _only_for(kind: str, wanted: str, given: bool, field: str, *, source: str, ref: str) -> None:
+    """``field`` is required for the ``wanted`` kind of fault, and refused for any other."""
+    if (kind == wanted) != given:
+        raise InputError(source, ref, field, f"required for {wanted}" if not given
+                         else f"only {wanted} takes it, not {kind}")
+
+
 def _faults(spec: _SpecModel, source: str, ref: str) -> tuple[CloudFault, ...]:
     faults = []
     for i, f in enumerate(spec.cloud_faults):
         where = f"spec.cloudFaults[{i}]"
-        end = spec.duration if f.until is None else f.until
-        if end <= f.start:
-            raise InputError(source, ref, f"{where}.until", f"{end:g}s is not after from ({f.start:g}s)")
-        if (f.kind is FaultKind.SLOW_PROVISIONING) != (f.provisioning_delay is not None):
-            raise InputError(source, ref, f"{where}.provisioningDelay",
-                             "required for SlowProvisioning" if f.provisioning_delay is None
-                             else f"only SlowProvisioning takes it, not {f.kind.value}")
+        end = _fault_end(spec, f.start, f.until, where, source=source, ref=ref)
+        _only_for(f.kind.value, FaultKind.SLOW_PROVISIONING.value, f.provisioning_delay is not None,
+                  f"{where}.provisioningDelay", source=source, ref=ref)
         faults.append(CloudFault(f.group, f.kind, f.start, end, f.times, f.provisioning_delay or 0.0, i))
     return tuple(faults)
 
@@ -389,13 +400,9 @@ def _driver_faults(spec: _SpecModel, source: str, ref: str) -> tuple[DriverFault
     faults = []
     for i, f in enumerate(spec.storage_driver_faults):
         where = f"spec.storageDriverFaults[{i}]"
-        end = spec.duration if f.until is None else f.until
-        if end <= f.start:
-            raise InputError(source, ref, f"{where}.until", f"{end:g}s is not after from ({f.start:g}s)")
-        if (f.kind is DriverFaultKind.SLOW_UNPIN) != (f.unpin_seconds_per_gib is not None):
-            raise InputError(source, ref, f"{where}.unpinSecondsPerGiB",
-                             "required for SlowUnpin" if f.unpin_seconds_per_gib is None
-                             else f"only SlowUnpin takes it, not {f.kind.value}")
+        end = _fault_end(spec, f.start, f.until, where, source=source, ref=ref)
+        _only_for(f.kind.value, DriverFaultKind.SLOW_UNPIN.value, f.unpin_seconds_per_gib is not None,
+                  f"{where}.unpinSecondsPerGiB", source=source, ref=ref)
         faults.append(DriverFault(f.group, f.kind, f.start, end, f.unpin_seconds_per_gib or 0.0, i))
     return tuple(faults)
 
