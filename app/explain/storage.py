@@ -45,7 +45,6 @@ class StorageFacts:
         self.names = names
         self.matcher = NodeMatcher(objects.nodes)
         self._local_pins: dict[str, str] | None = None
-        self._node_bytes: dict[str, int] | None = None
 
     @classmethod
     def of(cls, objects: ClusterObjects, names: StorageNames) -> StorageFacts:
@@ -118,14 +117,6 @@ class StorageFacts:
         if sc is not None and sc.provisioner == self.names.provisioner:
             notes.append(f"needs {size(request)} of local capacity on one node (free bytes: node annotation "
                          f"{self.names.capacity_annotation}; a new node: label {self.names.max_capacity_label})")
-
-    def node_unpin_bytes(self, node: str) -> int:
-        """Bytes of migratable local volumes bound and pinned to ``node``: what its removal would unpin."""
-        if self._node_bytes is None:
-            self._node_bytes = {}
-            for pv_name, pinned in self._local_pinned().items():
-                self._node_bytes[pinned] = self._node_bytes.get(pinned, 0) + self.objects.volumes[pv_name].capacity
-        return self._node_bytes.get(node, 0)
 
     def unpin_bytes(self, pod: Pod, node: str) -> int:
         """Bytes of the pod's migratable local volumes pinned to ``node`` (what its removal would unpin)."""

@@ -229,6 +229,7 @@ def explain_nodes(decision: LoopDecision, objects: ClusterObjects, options: Opti
     facts = StorageFacts.of(objects, options.storage)
     verdicts = _Verdicts.of(decision)
     candidates = _candidates(decision)
+    unpin_bytes = decision.scale_down.unpin_bytes  # the planner's own count (cost.py)
     reports = {n.name: n for n in decision.nodes}
     wanted = set(names)
     pods_by_node: dict[str, list[Pod]] = {}
@@ -243,12 +244,12 @@ def explain_nodes(decision: LoopDecision, objects: ClusterObjects, options: Opti
                                  _utilization(report), options.scale_down.utilization_threshold)
         if verdict in ("Removable", "Unneeded"):
             moves = _moves(candidates.get(name), pods_by_node.get(name, []), "", name, facts)
-            answer = replace(answer, pods=moves, bytes_to_unpin=facts.node_unpin_bytes(name))
+            answer = replace(answer, pods=moves, bytes_to_unpin=unpin_bytes.get(name, 0))
         elif verdict == "Unremovable":
             # Pods matter where they are the reason; a node kept for its utilization or its
             # group's bounds lists none (at 5,000 nodes that would be every pod of the cluster).
             pods = pods_by_node.get(name, []) if reason in _POD_REASONS else []
             answer = replace(answer, pods=_moves(None, pods, detail, name, facts),
-                             bytes_to_unpin=facts.node_unpin_bytes(name))
+                             bytes_to_unpin=unpin_bytes.get(name, 0))
         out.append(answer)
     return out

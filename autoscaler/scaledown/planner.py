@@ -118,7 +118,7 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     return ScaleDownPlan(
         ScaleDownResult.SCALED_DOWN if removed else ScaleDownResult.NO_NODES_REMOVED,
         removed=removed, unneeded=sorted(r.node for r in free), unremovable=kept,
-        to_delete=to_delete, waiting=waiting, unneeded_since=since, last_pass=record,
+        to_delete=to_delete, waiting=waiting, unneeded_since=since, last_pass=record, unpin_bytes=unpin_bytes,
     )
 
 

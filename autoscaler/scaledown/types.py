@@ -110,6 +110,9 @@ class ScaleDownPlan:
     #: The removal pass's inputs and verdicts, for the loop to keep as the next loop's
     #: ``ScaleDownMemory.last_pass`` (``reuse.py``); None when there is nothing to keep.
     last_pass: PassRecord | None = None
+    #: node -> bytes of migratable local volumes its removal would unpin, as the pass ordered
+    #: candidates by them (``cost.py``); ``explain`` reads it rather than count again.
+    unpin_bytes: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def skipped(cls, why: str, unneeded_since: Mapping[str, float] | None = None,
