@@ -170,7 +170,9 @@ def build_templates(state: ClusterState, pods_by_node: Mapping[str, list[Pod]], 
                 # without its label (storage-semantics 2.2), learnt from the first live node.
                 unknown = dict.fromkeys(pool_list, UNBOUNDED_BYTES)
                 node, known = sanitize(cloud, name, options, no_driver, unknown)
-                result = TemplateNode(name, node, _daemonset_pods(node, controller_list), source, known)
+                own = tuple(msgspec.structs.replace(p, name=f"{p.name}-{node.name}", node_name=node.name)
+                            for p in group.template_pods()) if source == "cloud-template" else ()
+                result = TemplateNode(name, node, own + _daemonset_pods(node, controller_list), source, known)
         out[name] = result
     return out
 
