@@ -50,6 +50,7 @@ from autoscaler.actuation.recheck import (
 )
 from autoscaler.actuation.types import ActuationEvent, ActuationKind, ActuationStatus
 from autoscaler.config import Options
+from autoscaler.scaledown.throughput import DrainObservation
 from autoscaler.scaledown.types import RemovalCandidate
 from cloudproviders.interface import CloudError, CloudProvider
 from kube.clusterapi import ClusterAPI, ClusterAPIError, Eviction, EvictionResult, NotFound
@@ -88,6 +89,11 @@ class DeletionTask:
     detach_deadline: float | None = None
     #: The wait is over (none left, or given up): not looked at again.
     detach_done: bool = False
+    #: Bytes of migratable local volumes the drain unpins (the plan's count), and their predicted unpin time (s).
+    unpin_bytes: int = 0
+    unpin_seconds: float = 0.0
+    #: The storage guard pods among ``to_evict``: one still refused means the volumes are still pinned.
+    guards: frozenset[PodKey] = frozenset()
 
 
 @dataclass(slots=True)
@@ -100,6 +106,8 @@ class _Step:
     view: RemovalView | None = None
     #: The objects ``view`` and the detach wait read, listed once per step.
     objects: ClusterObjects | None = None
+    #: Drains with bytes to unpin that ended in this step (``scaledown/throughput.py``).
+    drains: list[DrainObservation] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -125,10 +133,17 @@ class Actuator:
         seconds = task.eviction_deadline - task.started
         if seconds <= self.options.scale_down.max_pod_eviction_seconds:
             return "--max-pod-eviction-time"
-        return f"the drain deadline ({seconds:g}s, from the bytes to unpin over --storage-unpin-throughput)"
+        return f"the drain deadline ({seconds:g}s, from the bytes to unpin over the unpin throughput)"
 
     def _status(self, step: _Step, started: Sequence[str] = ()) -> ActuationStatus:
-        return ActuationStatus(tuple(step.events), frozenset(self.tasks), tuple(started))
+        in_flight = sum(t.unpin_bytes for t in self.tasks.values())
+        return ActuationStatus(tuple(step.events), frozenset(self.tasks), tuple(started), tuple(step.drains),
+                               in_flight)
+
+    def _observe(self, task: DeletionTask, step: _Step, *, unpinned: bool) -> None:
+        """Report how long the drain of ``task``'s bytes took, or ran before it was given up with them pinned."""
+        if task.unpin_bytes > 0:
+            step.drains.append(DrainObservation(task.node, task.unpin_bytes, step.now - task.started, unpinned))
 
     # --- the loop's entry points -----------------------------------------------------------
 
@@ -162,7 +177,8 @@ class Actuator:
             to_evict = {(p.namespace, p.name): min(p.grace_seconds, cap) for p in pods}
             self.tasks[cand.node] = DeletionTask(
                 cand.node, cand.group, now, now + drain,
-                to_evict, planned_empty=cand.empty, drained=frozenset(to_evict))
+                to_evict, planned_empty=cand.empty, drained=frozenset(to_evict), unpin_bytes=cand.unpin_bytes,
+                unpin_seconds=cand.unpin_seconds, guards=frozenset((p.namespace, p.name) for p in cand.drain.guards))
             self._event(step, cand.node, ActuationKind.TAINTED, f"draining {len(pods)} pod(s)")
             started.append(cand.node)
         for name in started:
@@ -191,6 +207,8 @@ class Actuator:
             self._evict(task, step)
         if task.to_evict:
             if now >= task.eviction_deadline:
+                if task.guards & task.to_evict.keys():
+                    self._observe(task, step, unpinned=False)  # the guard holds until the volumes are unpinned
                 self._rollback(task, step, f"pods not evicted within {self._deadline(task)}: {task.last_refusal}")
             return
         if task.terminating:
@@ -241,9 +259,12 @@ class Actuator:
             return None
         if isinstance(checked, StillPinned):
             if step.now >= task.eviction_deadline:
+                self._observe(task, step, unpinned=False)
                 self._rollback(task, step, f"not deleted within {self._deadline(task)}: {checked.why}")
             return None
+        self._observe(task, step, unpinned=True)
         return checked
+
     def _objects(self, step: _Step) -> ClusterObjects:
         if step.objects is None:
             step.objects = self.cluster.list_objects()
