@@ -151,6 +151,8 @@ class Autoscaler:
             for drain in status.drains:
                 throughput = throughput.observed(drain, floor)
             memory = dataclasses.replace(memory, unpin_throughput=throughput)
+            if throughput.estimate is not None:
+                self.actuator.slower_unpin(throughput.estimate)
         if status.deleted:
             memory = dataclasses.replace(memory, last_scale_down=now)
         if status.failed:

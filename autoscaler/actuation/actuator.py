@@ -50,6 +50,7 @@ from autoscaler.actuation.recheck import (
 )
 from autoscaler.actuation.types import ActuationEvent, ActuationKind, ActuationStatus
 from autoscaler.config import Options
+from autoscaler.scaledown.cost import drain_deadline
 from autoscaler.scaledown.throughput import DrainObservation
 from autoscaler.scaledown.types import RemovalCandidate
 from cloudproviders.interface import CloudError, CloudProvider
@@ -184,6 +185,19 @@ class Actuator:
         for name in started:
             self._advance(self.tasks[name], step)
         return self._status(step, started)
+
+    def slower_unpin(self, bytes_per_second: float) -> None:
+        """Earlier drains showed unpinning is slower: drains under way get the longer deadline that gives.
+
+        A deadline is only ever extended, never shortened: a drain started under a faster
+        estimate would otherwise fail for want of time the observation says it needs.
+        """
+        for task in self.tasks.values():
+            if task.unpin_bytes <= 0:
+                continue
+            task.unpin_seconds = max(task.unpin_seconds, task.unpin_bytes / bytes_per_second)
+            longer = task.started + drain_deadline(task.unpin_bytes, self.options, bytes_per_second)
+            task.eviction_deadline = max(task.eviction_deadline, longer)
 
     def cleanup_stale_taints(self, tainted: Sequence[str], now: float) -> ActuationStatus:
         """Remove our taint from nodes no task owns (a restart or a lost rollback), as upstream does."""
