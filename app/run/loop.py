@@ -120,6 +120,8 @@ class LiveLoop:
     _dry: DryRun | None = None
 
     def __post_init__(self) -> None:
+        # What the first drain deadlines will assume, before the first loop reports it.
+        self.metrics.unpin_bytes_per_second.set(self.options.scale_down.unpin_bytes_per_second)
         if self.dry_run:
             self._dry = DryRun(self.cluster, self.provider, self.options)
         else:
