@@ -43,6 +43,7 @@ def write_chart(runs: Sequence[tuple[str, RunResult]], path: str, title: str) ->
     axes[1].set_ylabel("pending pods")
     axes[2].set_ylabel("local storage used (%)")
     axes[3].set_ylabel("bytes in flight (GiB)")
+    axes[3].set_ylim(bottom=0)
     axes[3].set_xlabel("simulated time (hours)")
     axes[0].set_title(title)
     for ax in axes:
