@@ -23,6 +23,9 @@ under the live loop's clock and under simulated time (upstream
    not unpinned them, with or without a guard pod) waits, tainted, up to its drain
    deadline, then is rolled back (storage-semantics 3.7); otherwise delete it
    through its node group. Every deletion, empty, drained or unready, passes here.
+   A drain with bytes to unpin that ends here (unpinned, or given up with them still
+   pinned) is reported with how long it ran, for the loop's estimate of the unpin
+   throughput (``scaledown/throughput.py``).
 6. On any failure, remove the taint again (roll back). An untaint that fails is
    retried every loop until it succeeds or the node is gone, so no node is left
    cordoned by a deletion nobody tracks.
@@ -95,6 +98,9 @@ class DeletionTask:
     unpin_seconds: float = 0.0
     #: The storage guard pods among ``to_evict``: one still refused means the volumes are still pinned.
     guards: frozenset[PodKey] = frozenset()
+    #: When the last guard was evicted: its budget goes once the driver has unpinned the node's
+    #: volumes, so that is when the unpin ended (the detach wait and the last look come later).
+    guards_gone_at: float | None = None
 
 
 @dataclass(slots=True)
@@ -144,7 +150,8 @@ class Actuator:
     def _observe(self, task: DeletionTask, step: _Step, *, unpinned: bool) -> None:
         """Report how long the drain of ``task``'s bytes took, or ran before it was given up with them pinned."""
         if task.unpin_bytes > 0:
-            step.drains.append(DrainObservation(task.node, task.unpin_bytes, step.now - task.started, unpinned))
+            ended = task.guards_gone_at if unpinned and task.guards_gone_at is not None else step.now
+            step.drains.append(DrainObservation(task.node, task.unpin_bytes, ended - task.started, unpinned))
 
     # --- the loop's entry points -----------------------------------------------------------
 
@@ -332,6 +339,8 @@ class Actuator:
                 task.last_refusal = f"{ref}: {message}" if message else ref
                 continue
             grace = task.to_evict.pop(key)
+            if key in task.guards and not task.guards & task.to_evict.keys():
+                task.guards_gone_at = step.now
             if result.outcome is Eviction.EVICTED:
                 task.terminating[key] = step.now + grace + POD_EVICTION_HEADROOM
             step.events.append(ActuationEvent(step.now, task.node, ActuationKind.EVICTED, ref))

@@ -142,3 +142,17 @@ def test_a_fast_drain_within_the_floor_leaves_the_flag() -> None:
     driven = _run(world, T0 + 60)
     assert _history(world, driven, "nvme-2")[-1][1] == "Deleted"
     assert driven.memory.unpin_throughput.estimate is None
+
+
+def test_a_guarded_drain_is_timed_to_its_guards_eviction() -> None:
+    # The guard's budget goes when the driver has unpinned the node's volumes (100Gi at
+    # 2 s/GiB: 200 s, within the 400 s deadline at 512Mi/s); the guard's grace period and the
+    # last look after it are not unpinning.
+    world = _world({"nvme-2": "100Gi"}, unpin=2.0)
+    driven = _run(world, T0 + 400, "--storage-unpin-throughput=512Mi")
+    assert _history(world, driven, "nvme-2")[-1][1] == "Deleted"
+    guard_gone = max(e.time - world.start for e in driven.actuation
+                     if e.node == "nvme-2" and e.kind is ActuationKind.EVICTED and "guard" in e.message)
+    deleted = _history(world, driven, "nvme-2")[-1][0]
+    assert guard_gone < deleted
+    assert driven.memory.unpin_throughput.observations == (pytest.approx(100 * GiB / (guard_gone - T0)),)
