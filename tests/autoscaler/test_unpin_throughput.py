@@ -155,4 +155,5 @@ def test_a_guarded_drain_is_timed_to_its_guards_eviction() -> None:
                      if e.node == "nvme-2" and e.kind is ActuationKind.EVICTED and "guard" in e.message)
     deleted = _history(world, driven, "nvme-2")[-1][0]
     assert guard_gone < deleted
-    assert driven.memory.unpin_throughput.observations == (pytest.approx(100 * GiB / (guard_gone - T0)),)
+    [observed] = driven.memory.unpin_throughput.observations
+    assert observed == pytest.approx(100 * GiB / (guard_gone - T0))
