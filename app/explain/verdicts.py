@@ -253,7 +253,7 @@ def explain_nodes(decision: LoopDecision, objects: ClusterObjects, options: Opti
             moves = _moves(candidates.get(name), pods_by_node.get(name, []), "", name, facts)
             unpin = unpin_bytes.get(name, 0)
             answer = replace(answer, pods=moves, bytes_to_unpin=unpin, unpin_seconds=round(unpin / rate, 1),
-                             drain_deadline_seconds=round(drain_deadline(unpin, options, rate), 1))
+                             drain_deadline_seconds=round(drain_deadline(unpin, options, bytes_per_second=rate), 1))
         elif verdict == "Unremovable":
             # Pods matter where they are the reason; a node kept for its utilization or its
             # group's bounds lists none (at 5,000 nodes that would be every pod of the cluster).

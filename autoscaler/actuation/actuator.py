@@ -203,7 +203,7 @@ class Actuator:
             if task.unpin_bytes <= 0:
                 continue
             task.unpin_seconds = max(task.unpin_seconds, task.unpin_bytes / bytes_per_second)
-            longer = task.started + drain_deadline(task.unpin_bytes, self.options, bytes_per_second)
+            longer = task.started + drain_deadline(task.unpin_bytes, self.options, bytes_per_second=bytes_per_second)
             task.eviction_deadline = max(task.eviction_deadline, longer)
 
     def cleanup_stale_taints(self, tainted: Sequence[str], now: float) -> ActuationStatus:

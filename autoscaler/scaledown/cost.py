@@ -74,7 +74,7 @@ def ordered(candidates: Sequence[Candidate], nodes: Mapping[str, Node], pods_by_
     return sorted(candidates, key=key)
 
 
-def drain_deadline(unpin_bytes: int, options: Options, bytes_per_second: float | None = None) -> float:
+def drain_deadline(unpin_bytes: int, options: Options, *, bytes_per_second: float | None = None) -> float:
     """Seconds a drain may take: predicted unpin time x ``SAFETY_FACTOR``, at least ``--max-pod-eviction-time``.
 
     ``bytes_per_second``: the throughput observed on earlier drains (``throughput.py``);

@@ -115,7 +115,8 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     rate = memory.unpin_throughput.bytes_per_second(sim.options.scale_down.unpin_bytes_per_second)
     to_delete = [dataclasses.replace(r, unpin_bytes=unpin_bytes.get(r.node, 0),
                                      unpin_seconds=unpin_bytes.get(r.node, 0) / rate,
-                                     drain_seconds=drain_deadline(unpin_bytes.get(r.node, 0), sim.options, rate))
+                                     drain_seconds=drain_deadline(unpin_bytes.get(r.node, 0), sim.options,
+                                                                  bytes_per_second=rate))
                  for r in to_delete]
     removed = sorted(r.node for r in to_delete)
     return ScaleDownPlan(

@@ -67,7 +67,7 @@ def test_estimate_from_observations(drains: tuple[DrainObservation, ...], estima
 ])
 def test_drain_deadline_uses_the_observed_throughput(gib: int, rate_gib: float | None, deadline: float) -> None:
     rate = None if rate_gib is None else rate_gib * GiB
-    assert drain_deadline(gib * GiB, options(), rate) == pytest.approx(deadline)
+    assert drain_deadline(gib * GiB, options(), bytes_per_second=rate) == pytest.approx(deadline)
 
 
 def _world(volumes: dict[str, str], *driver_faults: Json, unpin: float = 1.0) -> World:
