@@ -30,6 +30,8 @@ class TimelinePoint:
     pending: int
     storage_utilization: float | None
     loop_seconds: float
+    #: Bytes of local volumes the drains in progress after the loop unpin (the unpin budget's count).
+    unpin_bytes_in_flight: int = 0
 
 
 @dataclass(slots=True)
@@ -63,7 +65,8 @@ def run_scenario(scenario: Scenario, options: Options, *, progress: Callable[[st
             record = history.add(autoscaler.run_once(now))
         sample = world.sample()
         result.timeline.append(TimelinePoint(now - start, dict(sample.nodes), sample.pending,
-                                             sample.storage_utilization, record.wall_seconds))
+                                             sample.storage_utilization, record.wall_seconds,
+                                             record.actuation.unpin_bytes_in_flight))
         if progress is not None:
             pct = int(100 * (i + 1) / loops)
             if pct // 10 != shown:

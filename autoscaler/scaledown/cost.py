@@ -74,7 +74,12 @@ def ordered(candidates: Sequence[Candidate], nodes: Mapping[str, Node], pods_by_
     return sorted(candidates, key=key)
 
 
-def drain_deadline(unpin_bytes: int, options: Options) -> float:
-    """Seconds a drain may take: predicted unpin time x ``SAFETY_FACTOR``, at least ``--max-pod-eviction-time``."""
+def drain_deadline(unpin_bytes: int, options: Options, *, bytes_per_second: float | None = None) -> float:
+    """Seconds a drain may take: predicted unpin time x ``SAFETY_FACTOR``, at least ``--max-pod-eviction-time``.
+
+    ``bytes_per_second``: the throughput observed on earlier drains (``throughput.py``);
+    None: ``--storage-unpin-throughput``.
+    """
     sd = options.scale_down
-    return max(sd.max_pod_eviction_seconds, SAFETY_FACTOR * unpin_bytes / sd.unpin_bytes_per_second)
+    rate = sd.unpin_bytes_per_second if bytes_per_second is None else bytes_per_second
+    return max(sd.max_pod_eviction_seconds, SAFETY_FACTOR * unpin_bytes / rate)

@@ -111,14 +111,19 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     # Cluster-wide mode judged each node alone: removing two at once could break the thresholds.
     to_delete, waiting = choose_deletions(sim, free, memory, since, steady_state,
                                          limit=1 if cluster_wide else None, unpin_bytes=unpin_bytes)
+    # Deadlines from the throughput earlier drains showed, the flag until one did (throughput.py).
+    rate = memory.unpin_throughput.bytes_per_second(sim.options.scale_down.unpin_bytes_per_second)
     to_delete = [dataclasses.replace(r, unpin_bytes=unpin_bytes.get(r.node, 0),
-                                     drain_seconds=drain_deadline(unpin_bytes.get(r.node, 0), sim.options))
+                                     unpin_seconds=unpin_bytes.get(r.node, 0) / rate,
+                                     drain_seconds=drain_deadline(unpin_bytes.get(r.node, 0), sim.options,
+                                                                  bytes_per_second=rate))
                  for r in to_delete]
     removed = sorted(r.node for r in to_delete)
     return ScaleDownPlan(
         ScaleDownResult.SCALED_DOWN if removed else ScaleDownResult.NO_NODES_REMOVED,
         removed=removed, unneeded=sorted(r.node for r in free), unremovable=kept,
         to_delete=to_delete, waiting=waiting, unneeded_since=since, last_pass=record, unpin_bytes=unpin_bytes,
+        unpin_bytes_per_second=rate,
     )
 
 
