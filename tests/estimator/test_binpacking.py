@@ -41,6 +41,11 @@ class RecordingChecker(PredicateChecker):
         self.placed.append((self.snapshot.nodes[idx].name, pod, self.local_bytes_on(pod, plan, idx)))
         return super().place(pod, plan, idx)
 
+    def place_copies(self, pods: Sequence[Pod], plan: VolumePlan, idx: int) -> int:
+        for each in pods:
+            self.placed.append((self.snapshot.nodes[idx].name, each, self.local_bytes_on(each, plan, idx)))
+        return super().place_copies(pods, plan, idx)
+
 
 def setup(wants: Sequence[Want], *, storage_aware: bool = True, live: Sequence[Node] = ()
           ) -> tuple[World, RecordingChecker, list[PodGroup]]:
