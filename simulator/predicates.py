@@ -291,9 +291,14 @@ class PredicateChecker:
         if idx < self.snapshot.base_count:
             return bool(self._static_base(sched)[idx])
         entry = self._extra_masks.get(id(sched))
-        if entry is not None and idx < len(entry[0]) and entry[0][idx] == self.snapshot.serial[idx]:
-            return bool(entry[1][idx])
-        return bool(self._static_extra(sched, idx, idx + 1)[0])
+        if entry is None or idx >= len(entry[0]):
+            return bool(self._static_extra(sched, idx, idx + 1)[0])
+        serials, values = entry
+        serial = self.snapshot.serial[idx]
+        if serials[idx] != serial:  # a node added since: ``_static_extra``'s step, for one node
+            values[idx] = self._static_one(sched, idx) is None
+            serials[idx] = serial
+        return bool(values[idx])
 
     def demand_on(self, pod: Pod, plan: VolumePlan, idx: int) -> tuple[int, tuple[tuple[str, int], ...]]:
         """Bytes the pod would provision on node ``idx``: local pool, and per other pool (summed claims)."""
