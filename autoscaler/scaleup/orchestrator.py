@@ -274,9 +274,11 @@ def estimate_options(sim: LoopContext, eligible: Sequence[Eligible], estimator: 
         estimate = estimator.estimate(group.helpable, group.template.node, new_node, cap)
         if estimate.node_count == 0:
             continue
-        helped = {p.ref for p in estimate.scheduled}
-        _refuse(refusals, (p for p in helpable_pods if p.ref not in helped), group.name,
-                Refusal("the estimator's node limit was reached before this pod was placed", Cause.ESTIMATOR_LIMIT))
+        if len(estimate.scheduled) < len(helpable_pods):  # it places helpable pods only, each once
+            helped = {p.ref for p in estimate.scheduled}
+            _refuse(refusals, (p for p in helpable_pods if p.ref not in helped), group.name,
+                    Refusal("the estimator's node limit was reached before this pod was placed",
+                            Cause.ESTIMATOR_LIMIT))
         options.append(ExpansionOption(group.name, estimate.node_count, estimate.scheduled, group.template.node,
                                        price_of(sim.state.groups[group.name]), group.template.storage_known,
                                        estimate.local_bytes))
