@@ -121,6 +121,7 @@ class BinpackingEstimator:
         sched = group.exemplar.scheduling
         monotone = self.first_fit_position and not (sched.affinity or sched.spread)
         start = state.first_new
+        full = False  # the group's last run took every copy ``start`` had room for
         pods, plans = group.pods, group.plans
         i = 0
         while i < len(pods):
@@ -130,38 +131,49 @@ class BinpackingEstimator:
             pod, plan = pods[i], plans[i]
             # Where the group last landed first, by scalar reads (how many copies it still
             # takes); then the search, then a new node.
-            room = checker.copies_at(pod, plan, start) if monotone and state.added else None
-            idx: int | None = start
+            room = None
+            if monotone and state.added:
+                room = 0 if full else checker.copies_at(pod, plan, start)
+            idx = start
             if not room:
-                lo = start + 1 if room == 0 else start  # 0: the search need not read ``start`` again
-                idx = checker.find_node(pod, plan, lo=lo) if state.added and lo < checker.snapshot.count else None
-            if idx is None:
-                idx = self._open_node(pod, plan, state, monotone)
-                if idx is None:
+                found, room = self._search(pod, plan, start + 1 if room == 0 else start, state, monotone)
+                if found is None:
                     return
+                idx = found
             if not monotone:
-                self._place(pods[i:i + 1], plan, idx, state)
-                i += 1
+                i += self._place(pods[i:i + 1], plan, idx, state)
                 continue
-            if idx != start or not room:
-                room = checker.copies_at(pod, plan, idx)
+            run = self._run(pods, i, room, state.deadline)
+            full = len(run) == room
             start = idx
-            i += self._place(self._run(pods, i, room, state.deadline), plan, idx, state)
+            i += self._place(run, plan, idx, state)
 
-    def _open_node(self, pod: Pod, plan: VolumePlan, state: _Packing, monotone: bool) -> int | None:
-        """A fresh template copy for a pod no new node takes; None when the group cannot be helped."""
+    def _search(self, pod: Pod, plan: VolumePlan, lo: int, state: _Packing,
+                monotone: bool) -> tuple[int | None, int | None]:
+        """The first new node from ``lo`` that takes the pod, else a fresh one: its index and,
+        when ``monotone``, how many copies it takes (``copies_at``); (None, None): no node will."""
+        checker = self.checker
+        idx = checker.find_node(pod, plan, lo=lo) if state.added and lo < checker.snapshot.count else None
+        if idx is None:
+            return self._open_node(pod, plan, state, monotone)
+        return idx, checker.copies_at(pod, plan, idx) if monotone else None
+
+    def _open_node(self, pod: Pod, plan: VolumePlan, state: _Packing,
+                   monotone: bool) -> tuple[int | None, int | None]:
+        """A fresh template copy for a pod no new node takes, as ``_search`` answers."""
         added = state.added
         if added and added[-1] not in state.used:
-            return None  # it failed on an empty node already: the group cannot be helped
+            return None, None  # it failed on an empty node already: the group cannot be helped
         if len(added) >= state.max_nodes:
-            return None
+            return None, None
         node, daemons = state.new_node(len(added))
         fresh = self.checker.snapshot.add_node(node, daemons)
         added.append(fresh)
         room = self.checker.copies_at(pod, plan, fresh) if monotone else None
         if room is None:
-            return self.checker.find_node(pod, plan, lo=fresh)
-        return fresh if room else None
+            found = self.checker.find_node(pod, plan, lo=fresh)
+            return found, None
+        return (fresh, room) if room else (None, None)
 
     def _run(self, pods: Sequence[Pod], i: int, room: int | None, deadline: float) -> Sequence[Pod]:
         """Pods ``i..`` to place together on the node pod ``i`` landed on: as many as it takes
