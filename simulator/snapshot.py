@@ -200,7 +200,8 @@ class ClusterSnapshot:
 
     def add_copies(self, pods: Sequence[Pod], idx: int, local_bytes: int = 0,
                    pools: Sequence[tuple[str, int]] = ()) -> None:
-        """``add_pod`` for each of ``pods``, which ask the same (requests, local bytes, pools):
+        """``add_pod`` for each of ``pods``, equivalent pods that ask the same (requests, local
+        bytes, pools) and share their scheduling constraints' host ports and anti-affinity:
         one update per array and one journal entry, so that packing thousands of equivalent
         pods onto a node (the estimator) and reverting it cost little per pod."""
         if not pods:
@@ -222,12 +223,11 @@ class ClusterSnapshot:
             self.pool_free(pool)
             self.pools[pool][idx] -= size * count
         self.pods_on[idx].extend(pods)
-        for pod in pods:
-            sched = pod.scheduling
-            if sched.host_ports:
-                self.pods_with_ports.setdefault(idx, []).append(pod)
-            if sched.anti_affinity:
-                self.anti_affinity_pods.append((idx, pod))
+        sched = pods[0].scheduling
+        if sched.host_ports:
+            self.pods_with_ports.setdefault(idx, []).extend(pods)
+        if sched.anti_affinity:
+            self.anti_affinity_pods.extend((idx, pod) for pod in pods)
         self._journal.entries.append(("copies", idx, tuple(pods), local_bytes, tuple(pools)))
         self.version += 1
 
@@ -398,11 +398,11 @@ class ClusterSnapshot:
         on_node = self.pods_on[idx]
         assert on_node[-1] is pods[-1]
         del on_node[len(on_node) - count:]
-        for pod in reversed(pods):
-            if pod.scheduling.host_ports:
-                self.pods_with_ports[idx].pop()
-            if pod.scheduling.anti_affinity:
-                self.anti_affinity_pods.pop()
+        sched = pods[0].scheduling
+        if sched.host_ports:
+            del self.pods_with_ports[idx][-count:]
+        if sched.anti_affinity:
+            del self.anti_affinity_pods[-count:]
 
     def local_bytes_used(self, idx: int, pod: Pod) -> int:
         """Local bytes the simulation provisioned for ``pod`` on node ``idx``."""
