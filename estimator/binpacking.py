@@ -9,6 +9,12 @@ it fits, else to a fresh template copy; if it does not fit even an empty copy, i
 whole group is left out (upstream's binpacking estimator). Storage placed on a
 simulated node is consumed, so the next pod sees what is left.
 
+Each group resumes where its previous pod landed and asks that node first how many
+copies of the pod it still takes (``PredicateChecker.copies_at``, scalar reads, as
+upstream retries its last node); that many pods go there in one step
+(``place_copies``), each still reading the time budget. A pod that needs per-node
+checks (host ports, pod affinity, volumes to bind) is placed alone, after a full search.
+
 Limits: a node cap (group headroom, ``--max-nodes-per-scaleup``, cluster caps,
 computed by the caller) and a time budget (``--max-nodegroup-binpacking-duration``).
 """

@@ -25,7 +25,7 @@ from simulator.capacity import ROK_POOL
 from simulator.snapshot import BoolArray, ClusterSnapshot
 from simulator.volumes import PoolDemand, StaticFit, VolumePlan
 
-__all__ = ["copies_in_pools", "demand", "fits_node", "mask_capacity", "merge_pools", "unpublished"]
+__all__ = ["demand", "fits_node", "mask_capacity", "merge_pools", "unpublished"]
 
 
 def mask_capacity(snap: ClusterSnapshot, plan: VolumePlan, mask: BoolArray, lo: int, n: int) -> None:
@@ -45,31 +45,6 @@ def mask_capacity(snap: ClusterSnapshot, plan: VolumePlan, mask: BoolArray, lo: 
         if lenient:
             ok |= free < 0  # not published there: CSIStorageCapacity decides
         mask &= ok
-
-
-#: More copies than any node holds (a pool the plan asks nothing of, or a lenient one not published).
-_UNLIMITED = 1 << 62
-
-
-def copies_in_pools(snap: ClusterSnapshot, plan: VolumePlan, idx: int) -> int:
-    """How many copies of the plan's summed claims node ``idx``'s pools take one after another
-    (``mask_capacity``'s comparisons for one node; a lenient pool the node does not publish
-    holds any number, and ``demand`` consumes nothing of it)."""
-    room = _UNLIMITED
-    if plan.local_bytes:
-        need = plan.local_bytes if idx >= snap.base_count else plan.live_local_bytes
-        room = _copies(int(snap.free_local[idx]), need)
-    for pool, need, lenient in plan.pools:
-        free = int(snap.pool_free(pool)[idx])
-        if not (lenient and free < 0):
-            room = min(room, _copies(free, need))
-    return room
-
-
-def _copies(free: int, need: int) -> int:
-    if free < need:
-        return 0
-    return free // need if need else _UNLIMITED
 
 
 def merge_pools(plan: VolumePlan, fit: StaticFit | None) -> tuple[PoolDemand, ...]:

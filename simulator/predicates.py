@@ -33,8 +33,9 @@ from kube.model import (
     Taint,
 )
 from simulator.labelindex import LabelIndex
-from simulator.localcapacity import copies_in_pools, demand, fits_node, mask_capacity, unpublished
+from simulator.localcapacity import demand, fits_node, mask_capacity, unpublished
 from simulator.podtopology import PodTopology, pod_topology, tolerated, topology_reason, untolerated_taint
+from simulator.room import room_at
 from simulator.snapshot import BoolArray, ClusterSnapshot, IntArray
 from simulator.volumes import (
     REASON_BIND_CONFLICT,
@@ -251,7 +252,7 @@ class PredicateChecker:
             return None
         if not self._passes_static_at(pod, plan, idx):
             return 0
-        return self._room_at(pod, plan, idx)
+        return room_at(self.snapshot, pod, plan, idx)
 
     def _passes_static_at(self, pod: Pod, plan: VolumePlan, idx: int) -> bool:
         """The parts of ``feasible`` that placing pods does not change, on node ``idx``."""
@@ -268,23 +269,6 @@ class PredicateChecker:
                     else selector.matches(node.labels, node.name)):
                 return False
         return True
-
-    def _room_at(self, pod: Pod, plan: VolumePlan, idx: int) -> int:
-        """Copies of the pod node ``idx``'s free resources and local capacity hold (``feasible``'s
-        comparisons: a zero request is not compared, a node may be overcommitted)."""
-        snap = self.snapshot
-        room = int(snap.free_pods[idx])
-        req = pod.requests
-        for need, free in ((req.cpu, snap.free_cpu), (req.memory, snap.free_memory),
-                           (req.ephemeral_storage, snap.free_ephemeral)):
-            if need:
-                room = min(room, int(free[idx]) // need)
-        for name, value in req.extended:
-            if value:
-                room = min(room, int(snap.extended_free(name)[idx]) // value)
-        if plan.local_bytes or plan.pools:
-            room = min(room, copies_in_pools(snap, plan, idx))
-        return max(room, 0)
 
     def _static_at(self, sched: PodScheduling, idx: int) -> bool:
         """The static verdict ``feasible`` uses for node ``idx`` (its cached value when there is one)."""
