@@ -63,3 +63,20 @@ def test_numbers_follow_values_not_objects() -> None:
     found = keys_for(*pairs)
     assert [found[i] == found[i + 1] for i in range(0, 8, 2)] == [True] * 4
     assert len(set(found)) == 4
+
+
+def test_an_object_met_before_keeps_its_id_so_a_new_value_gets_a_new_number() -> None:
+    """The numbers are kept by object id: the object is kept too, so its id is never reused."""
+    keys = EquivalenceKeys({})
+    seen = []
+    for i in range(50):  # fresh plans, each dropped by the caller once numbered
+        seen.append(keys._volumes.number(VolumePlan(local_bytes=i)))
+    assert seen == list(range(50))
+
+
+def test_keys_belong_to_one_decision() -> None:
+    """A pod replaced by a changed copy (same name) in the next decision gets its own key there."""
+    before, after = _web("a"), _web("a", labels={"app": "web", "v": "2"})
+    first = EquivalenceKeys({before.ref: PLAIN}).of(before)
+    second = EquivalenceKeys({after.ref: PLAIN}).of(after)
+    assert first != second
