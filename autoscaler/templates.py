@@ -23,6 +23,7 @@ group's first live node.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import zlib
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
@@ -177,11 +178,21 @@ def build_templates(state: ClusterState, pods_by_node: Mapping[str, list[Pod]], 
     return out
 
 
+#: ``Node``'s fields in ``__init__`` order (all are init fields), read in one C call: a
+#: large scale-up copies the template thousands of times (``dataclasses.replace`` costs
+#: twice as much).
+_NODE_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(Node)))
+_NAME_AT = [f.name for f in dataclasses.fields(Node)].index("name")
+_LABELS_AT = [f.name for f in dataclasses.fields(Node)].index("labels")
+
+
 def instantiate(template: TemplateNode, suffix: str) -> tuple[Node, list[Pod]]:
     """A distinct copy of the template for one simulated new node (own name and hostname)."""
     name = f"{template.node.name}-{suffix}"
     labels = dict(template.node.labels)
     labels[HOSTNAME_LABEL] = name
-    node = dataclasses.replace(template.node, name=name, labels=labels)
+    values = list(_NODE_FIELDS(template.node))
+    values[_NAME_AT], values[_LABELS_AT] = name, labels
+    node = Node(*values)
     pods = [msgspec.structs.replace(p, name=f"{p.name}-{suffix}", node_name=name) for p in template.pods]
     return node, pods
