@@ -91,15 +91,25 @@ class _Pass:
         count = self.snapshot.count
         self.alloc_cpu = np.maximum(np.array([n.allocatable.cpu for n in nodes], np.float64), 1.0)[:count]
         self.alloc_memory = np.maximum(np.array([n.allocatable.memory for n in nodes], np.float64), 1.0)[:count]
-        self._soft: dict[int, np.ndarray] = {}
+        #: Indices of the nodes with a ``PreferNoSchedule`` taint: only they can be penalized.
+        self._soft_nodes = [i for i, n in enumerate(self.snapshot.nodes)
+                            if any(t.effect == "PreferNoSchedule" for t in n.taints)]
+        self._soft: dict[tuple[Toleration, ...], np.ndarray] = {}
 
     def soft_penalty(self, pod: Pod) -> np.ndarray:
-        key = id(pod.scheduling)
-        cached = self._soft.get(key)
+        """1.0 on nodes with a ``PreferNoSchedule`` taint the pod does not tolerate, else 0.0.
+
+        Cached per set of tolerations (pods of different workloads usually share them), and
+        computed over the soft-tainted nodes only: a guard pod per node must not cost a scan.
+        """
+        tolerations = pod.scheduling.tolerations
+        cached = self._soft.get(tolerations)
         if cached is None:
-            tolerations = pod.scheduling.tolerations
-            cached = np.array([_soft_tainted(n, tolerations) for n in self.snapshot.nodes], np.float64)
-            self._soft[key] = cached
+            cached = np.zeros(len(self.snapshot.nodes), np.float64)
+            nodes = self.snapshot.nodes
+            for i in self._soft_nodes:
+                cached[i] = _soft_tainted(nodes[i], tolerations)
+            self._soft[tolerations] = cached
         return cached
 
 
