@@ -55,7 +55,7 @@ from simulator.predicates import PredicateChecker
 from simulator.snapshot import ClusterSnapshot
 from simulator.volumes import NO_PROVISIONER, VolumeIndex, VolumePlan
 
-__all__ = ["NodeFilter", "Scheduler", "pin_to"]
+__all__ = ["NodeFilter", "Scheduler", "pin_to", "pinned_hostname"]
 
 #: A scheduler extender's filter: (pod, candidate node names) -> the names that pass.
 NodeFilter = Callable[[Pod, Sequence[str]], Sequence[str]]
@@ -72,6 +72,21 @@ def pin_to(node: Node) -> NodeSelector:
 def _soft_tainted(node: Node, tolerations: tuple[Toleration, ...]) -> bool:
     return any(t.effect == "PreferNoSchedule" and not any(tol.tolerates(t) for tol in tolerations)
                for t in node.taints)
+
+
+def pinned_hostname(pod: Pod) -> str | None:
+    """The one hostname a pod's required node affinity allows (a term ``hostname In (h)``), or None.
+
+    The storage operator's guard pods are pinned so (``emulator.guard``), as DaemonSet pods
+    are by the DaemonSet controller.
+    """
+    affinity = pod.scheduling.required_affinity
+    if affinity is None or len(affinity.terms) != 1 or affinity.terms[0].error is not None:
+        return None
+    for req in affinity.terms[0].requirements:
+        if req.key == HOSTNAME_LABEL and req.operator == "In" and len(req.values) == 1:
+            return req.values[0]
+    return None
 
 
 class _Pass:
@@ -95,6 +110,17 @@ class _Pass:
         self._soft_nodes = [i for i, n in enumerate(self.snapshot.nodes)
                             if any(t.effect == "PreferNoSchedule" for t in n.taints)]
         self._soft: dict[tuple[Toleration, ...], np.ndarray] = {}
+        self._by_host: dict[str, list[int]] | None = None
+
+    def nodes_labelled(self, host: str) -> list[int]:
+        """Indices of the nodes whose hostname label is ``host`` (indexed on first use)."""
+        if self._by_host is None:
+            self._by_host = {}
+            for i, node in enumerate(self.snapshot.nodes[: self.snapshot.count]):
+                label = node.labels.get(HOSTNAME_LABEL)
+                if label is not None:
+                    self._by_host.setdefault(label, []).append(i)
+        return self._by_host.get(host, [])
 
     def soft_penalty(self, pod: Pod) -> np.ndarray:
         """1.0 on nodes with a ``PreferNoSchedule`` taint the pod does not tolerate, else 0.0.
@@ -169,6 +195,17 @@ class Scheduler:
         return bound, False
 
     def _choose(self, state: _Pass, pod: Pod, plan: VolumePlan) -> int | None:
+        host = pinned_hostname(pod)
+        if host is not None and self.node_filter is None:
+            # Required affinity allows one hostname: the only candidates carry that label. With
+            # one such node, checking it alone gives what filtering every node, scoring the one
+            # survivor and checking it would (no tie, so no draw from the generator): a guard pod
+            # per node then costs one node's checks, not a pass over the cluster.
+            nodes = state.nodes_labelled(host)
+            if not nodes:
+                return None
+            if len(nodes) == 1:
+                return nodes[0] if state.checker.check(pod, plan, nodes[0]) is None else None
         checker = state.checker
         mask = checker.feasible(pod, plan)
         if self.node_filter is not None and mask.any():
