@@ -36,7 +36,7 @@ from emulator.driver_faults import DriverFaults
 from emulator.guard import GuardController
 from emulator.ids import IdSource
 from emulator.metrics import Metrics, Sample
-from emulator.objects import Prepared, prepare
+from emulator.objects import Prepared, prepare, prepare_scenario
 from emulator.scenario import ObjectKey, Scenario, ScenarioEvent
 from emulator.scheduler import Scheduler
 from emulator.storage_driver import StorageDriver
@@ -73,7 +73,7 @@ class World:
         self.scheduler = Scheduler(self.cluster, names, self.ids, random.Random(seed))
         self._settling = False
 
-        initial = prepare(scenario.objects, scenario.source, names, gates)
+        initial = prepare_scenario(scenario, names, gates)
         batches = [self._prepare_event(ev) for ev in scenario.events]
         self._validate_events(initial, batches)
         self._apply(initial, joins_groups=False)
