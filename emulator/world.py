@@ -43,7 +43,7 @@ from emulator.storage_driver import StorageDriver
 from emulator.timeline import Timeline
 from kube.convert import InputError
 from kube.featuregates import FeatureGates
-from kube.model import Node
+from kube.model import Node, Pod
 from kube.names import StorageNames
 
 __all__ = ["DEFAULT_NAMES", "World"]
@@ -250,11 +250,8 @@ class World:
         for pod in objects.pods:
             if cluster.pod(pod.namespace, pod.name) is not None:
                 cluster.remove_pod((pod.namespace, pod.name))
-            if pod.node_name and not pod.is_terminal and cluster.node(pod.node_name) is not None:
-                pod = msgspec.structs.replace(pod, phase="Running", marked_unschedulable=False)
-            if pod.created is None:
-                pod = msgspec.structs.replace(pod, created=now)
-            cluster.add_pod(pod)
+            cluster.add_pod(_as_admitted(pod, cluster.node(pod.node_name) is not None if pod.node_name else False,
+                                         now))
         for pdb in batch.pdbs:
             cluster.put_pdb(pdb)
         for controller in objects.controllers.values():
@@ -293,3 +290,16 @@ class World:
             cluster.remove_pdb(namespace, key.name)
         else:
             cluster.remove_controller((kind, namespace, key.name))
+
+
+def _as_admitted(pod: Pod, on_known_node: bool, now: float) -> Pod:
+    """A pod as the world stores it: bound to a node it knows, it runs; without a creation time,
+    it was created now. One copy at most (most pods of a large scenario need none)."""
+    runs = on_known_node and not pod.is_terminal and (pod.phase != "Running" or pod.marked_unschedulable)
+    if pod.created is None:
+        if runs:
+            return msgspec.structs.replace(pod, phase="Running", marked_unschedulable=False, created=now)
+        return msgspec.structs.replace(pod, created=now)
+    if runs:
+        return msgspec.structs.replace(pod, phase="Running", marked_unschedulable=False)
+    return pod
