@@ -23,6 +23,7 @@ start of the next ``advance``, at the time the calls were made.
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Mapping
 
 import msgspec.structs
@@ -73,7 +74,9 @@ class World:
         self.scheduler = Scheduler(self.cluster, names, self.ids, random.Random(seed))
         self._settling = False
 
+        began = time.perf_counter()
         initial = prepare_scenario(scenario, names, gates)
+        decoded = time.perf_counter()
         batches = [self._prepare_event(ev) for ev in scenario.events]
         self._validate_events(initial, batches)
         self._apply(initial, joins_groups=False)
@@ -102,6 +105,9 @@ class World:
                                    self._event_action(event, batch))
         self.cloud.fill_to_target()
         self._step()
+        #: Wall seconds the build took (benchmarks; ``bench/simstart.py``): decoding the scenario's
+        #: objects, then everything else (the cluster, its controllers and first scheduling pass).
+        self.build_seconds = {"decode": decoded - began, "emulator": time.perf_counter() - decoded}
 
     # --- time --------------------------------------------------------------------------------
     @property
