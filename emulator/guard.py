@@ -80,7 +80,7 @@ class GuardController:
         if is_draining(node):
             return
         if not self.cluster.owned_pods(key):
-            self.cluster.add_pod(self._guard_pod(node_name, hostname(node)))
+            self.cluster.add_pod(self.guard_pod(node_name, hostname(node)))
         if self.cluster.pdb(GUARD_NAMESPACE, key[2]) is None:
             self.cluster.put_pdb(self._budget(node_name))
 
@@ -94,13 +94,13 @@ class GuardController:
     def _pod_labels(self, node_name: str) -> dict[str, str]:
         return {**self.labels, GUARD_NODE_LABEL: node_name}
 
-    def _guard_pod(self, node_name: str, host: str) -> Pod:
+    def guard_pod(self, node_name: str, host: str) -> Pod:
         """The guard pod for a node, as ``guard_object`` describes it, converted.
 
         Guards differ only in names, uid and the one hostname: the first is converted from
         its object (``kube.convert``), later ones are that pod with those fields replaced,
         which a node each at 10,000 nodes makes the difference between seconds and a
-        fraction (``tests/emulator/test_guard_pods.py`` holds the two equal).
+        fraction (``tests/emulator/test_pinned_pods.py`` holds the two equal).
         """
         name = f"{self.name_for(node_name)}-{self.ids.suffix()}"
         uid = self.ids.uid()

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from emulator.budgets import PdbSpec, parse_pdb
+from emulator.controllers import WORKLOAD_KINDS, WorkloadParseError, WorkloadSpec, parse_workloads
 from emulator.scenario import Scenario
 from emulator.typed_scenario import typed_objects
-from emulator.controllers import WORKLOAD_KINDS, WorkloadParseError, WorkloadSpec, parse_workloads
 from kube.convert import Converter, FieldError, InputError, object_ref
 from kube.featuregates import FeatureGates
 from kube.model import ClusterObjects

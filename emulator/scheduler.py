@@ -201,11 +201,11 @@ class Scheduler:
             # one such node, checking it alone gives what filtering every node, scoring the one
             # survivor and checking it would (no tie, so no draw from the generator): a guard pod
             # per node then costs one node's checks, not a pass over the cluster.
-            nodes = state.nodes_labelled(host)
-            if not nodes:
+            labelled = state.nodes_labelled(host)
+            if not labelled:
                 return None
-            if len(nodes) == 1:
-                return nodes[0] if state.checker.check(pod, plan, nodes[0]) is None else None
+            if len(labelled) == 1:
+                return labelled[0] if state.checker.check(pod, plan, labelled[0]) is None else None
         checker = state.checker
         mask = checker.feasible(pod, plan)
         if self.node_filter is not None and mask.any():

@@ -108,6 +108,6 @@ def test_a_guard_copy_equals_conversion_for_any_hostname(host: str) -> None:
     world = make_world(rok_class(), nvme_group(max_size=0), _node("first", free="100Gi"), duration="10m")
     guard = world.guard
     assert guard_pods(world)  # the first guard (the one converted) exists
-    copy = guard._guard_pod("other", host)  # noqa: SLF001  (the copy path: a second guard)
+    copy = guard.guard_pod("other", host)  # a second guard: the copy path
     converted = convert_pod(guard.guard_object("other", host, copy.name, copy.uid))
     assert copy == msgspec.structs.replace(converted, created=copy.created)
