@@ -28,7 +28,7 @@ from emulator.driver_faults import DriverFaults
 from emulator.ids import IdSource
 from kube.convert import convert_pod, parse_label_selector_string
 from kube.convert.labelsyntax import requirement_error
-from kube.model import Controller, LabelSelector, NodeSelector, NodeSelectorTerm, Pod, Requirement
+from kube.model import Controller, LabelSelector, NodeSelector, NodeSelectorTerm, OwnerRef, Pod, Requirement
 from kube.names import HOSTNAME_LABEL, StorageNames
 
 __all__ = ["GUARD_NAMESPACE", "GUARD_NODE_LABEL", "GuardController"]
@@ -116,7 +116,7 @@ class GuardController:
         affinity = NodeSelector((NodeSelectorTerm((pin,), (), requirement_error(pin, label_selector=False)),))
         return msgspec.structs.replace(
             template, name=name, uid=uid, labels=self._pod_labels(node_name),
-            owner=dataclasses.replace(owner, name=self.name_for(node_name), uid=self._uid(node_name)),
+            owner=OwnerRef(owner.kind, self.name_for(node_name), self._uid(node_name), owner.api_version),
             scheduling=dataclasses.replace(template.scheduling, required_affinity=affinity),
             created=self.clock.now)
 

@@ -92,8 +92,11 @@ def pinned_hostname(pod: Pod) -> str | None:
 class _Pass:
     """One scheduling pass over a snapshot of the Ready nodes."""
 
-    def __init__(self, cluster: SimCluster, names: StorageNames, capacity_aware: bool = True) -> None:
-        nodes = [n for n in cluster.nodes() if n.ready and not n.deleting]
+    def __init__(self, cluster: SimCluster, names: StorageNames, capacity_aware: bool = True,
+                 hosts: frozenset[str] | None = None) -> None:
+        """``hosts``: only the nodes with these hostname labels (``Scheduler._pinned_hosts``); None: all."""
+        nodes = [n for n in cluster.nodes() if n.ready and not n.deleting
+                 and (hosts is None or n.labels.get(HOSTNAME_LABEL) in hosts)]
         self.snapshot = ClusterSnapshot(nodes)
         self.snapshot.load_pods(p for n in nodes for p in cluster.pods_on(n.name))
         objects = ClusterObjects(
@@ -170,7 +173,7 @@ class Scheduler:
     def _pass(self, pending: list[Pod]) -> tuple[int, bool]:
         """Returns (pods bound, whether volume state changed under the index: run another pass)."""
         self.passes += 1
-        state = _Pass(self.cluster, self.names, self.capacity_aware)
+        state = _Pass(self.cluster, self.names, self.capacity_aware, self._pinned_hosts(pending))
         failed: set[tuple[object, ...]] = set()
         touched_claims: set[tuple[str, str]] = set()
         bound = 0
@@ -193,6 +196,29 @@ class Scheduler:
             if static_bound:
                 return bound, True  # the index's Available PVs are stale
         return bound, False
+
+    def _pinned_hosts(self, pending: Sequence[Pod]) -> frozenset[str] | None:
+        """The hostnames every pending pod is pinned to, when a pass may look at their nodes only.
+
+        A pod pinned to one hostname by required affinity, with no pod (anti-)affinity or
+        spread of its own, is filtered and scored on the nodes with that label alone; what
+        it reads there (taints, resources, ports, volumes, the pods placed before it in the
+        pass) belongs to those nodes. Only running pods' required anti-affinity reaches
+        across nodes: with any in the cluster, or any other pending pod (or an extender's
+        filter), the pass takes every node. The first pass after a large cluster starts is
+        one guard pod per node: loading its 100,000 running pods would cost more than the pass.
+        """
+        if self.node_filter is not None:
+            return None
+        hosts: set[str] = set()
+        for pod in pending:
+            host = pinned_hostname(pod)
+            if host is None or pod.scheduling.has_pod_constraints:
+                return None
+            hosts.add(host)
+        if any(p.scheduling.anti_affinity for p in self.cluster.pods()):
+            return None
+        return frozenset(hosts)
 
     def _choose(self, state: _Pass, pod: Pod, plan: VolumePlan) -> int | None:
         host = pinned_hostname(pod)

@@ -45,28 +45,32 @@ NODES = [
     _node("n6", host="h-6"), _node("n7", free="500Gi"),
 ]
 
-PENDING = [
+PINNED = [
     _pinned("fits", "n1"),
     _pinned("too-big", "n2", cpu="3"),
     _pinned("second-fills-n2", "n2", cpu="1500m"),
     _pinned("shared-host", "shared"),
     _pinned("no-such-host", "nowhere"),
-    _pinned("two-hosts", "n1", "n2"),
     _pinned("untolerated-taint", "n5"),
     _pinned("by-hostname-not-name", "n6"),
     _pinned("hostname-label", "h-6"),
     _pinned("selector-too", "n1", node_selector={"ng": "other"}),
     _pinned("already-guarded", "n7", cpu="3800m"),
 ]
+#: A running pod on n8 (no pending pod is pinned there) whose required anti-affinity keeps
+#: ``app: web`` pods off every node of its group (``ng``).
+ANTI_AFFINITY = pod_json("db", "100m", "1Gi", "n8", owner=None, labels={"app": "db"}, affinity={
+    "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "ng"}]}})
 
 
 def _bindings(world: World) -> dict[str, tuple[str, str, bool]]:
     return {p.ref: (p.node_name, p.phase, p.marked_unschedulable) for p in world.cluster.pods()}
 
 
-def _world(full_pass: bool) -> World:
-    world = make_world(rok_class(), nvme_group(max_size=0), *NODES, duration="10m",
-                       events=[{"at": "30s", "create": PENDING}])
+def _world(pending: Sequence[Json], full_pass: bool) -> World:
+    world = make_world(rok_class(), nvme_group(max_size=0), *NODES, _node("n8", free="100Gi"), duration="10m",
+                       events=[{"at": "30s", "create": list(pending)}])
     if full_pass:
         # An extender's filter that passes every candidate: the scheduler then filters, scores
         # and checks over every node, as it does for any pod.
@@ -75,20 +79,30 @@ def _world(full_pass: bool) -> World:
     return world
 
 
-def test_pinned_pods_bind_as_the_full_pass_binds() -> None:
-    fast, full = _world(False), _world(True)
+@pytest.mark.parametrize("pending", [
+    pytest.param(PINNED, id="every-pending-pod-pinned-the-pass-reads-their-nodes-only"),
+    pytest.param([*PINNED, _pinned("two-hosts", "n1", "n2")], id="one-pod-may-go-to-two-hosts"),
+    pytest.param([*PINNED, pod_json("free", "1", "1Gi", owner=None)], id="one-pod-not-pinned"),
+    pytest.param([*PINNED, ANTI_AFFINITY, _pinned("web", "n1", labels={"app": "web"})],
+                 id="a-running-pod-with-anti-affinity"),
+])
+def test_pinned_pods_bind_as_the_full_pass_binds(pending: Sequence[Json]) -> None:
+    fast, full = _world(pending, False), _world(pending, True)
     assert _bindings(fast) == _bindings(full)
     bound = {ref.split("/")[1]: node for ref, (node, _, _) in _bindings(fast).items()}
     # The cases mean what they say: some bind, some cannot.
     assert bound["fits"] == "n1" and bound["hostname-label"] == "n6"
     assert bound["too-big"] == "" and bound["no-such-host"] == "" and bound["untolerated-taint"] == ""
     assert bound["shared-host"] in ("n3", "n4") and bound["by-hostname-not-name"] == ""
+    if "web" in bound:
+        # db's anti-affinity reaches from n8 to n1 (one group): the pass must see every node.
+        assert bound["web"] == "" and bound["db"] == "n8"
 
 
 def test_guard_pods_equal_their_converted_object() -> None:
-    world = _world(False)
+    world = _world(PINNED, False)
     guards = guard_pods(world)
-    assert set(guards) == {f"n{i}" for i in range(1, 8)}
+    assert set(guards) == {f"n{i}" for i in range(1, 9)}
     for node_name, guard in guards.items():
         node = world.cluster.node(node_name)
         assert node is not None
