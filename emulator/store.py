@@ -141,16 +141,16 @@ class ClusterStore:
         return self._pods.values()
 
     def pods_on(self, node: str) -> list[Pod]:
-        return [self._pods[k] for k in self._pods_on.get(node, ())]
+        return list(map(self._pods.__getitem__, self._pods_on.get(node, ())))
 
     def pending_pods(self) -> list[Pod]:
-        return [self._pods[k] for k in self._pending]
+        return list(map(self._pods.__getitem__, self._pending))
 
     def pending_count(self) -> int:
         return len(self._pending)
 
     def owned_pods(self, owner: OwnerKey) -> list[Pod]:
-        return [self._pods[k] for k in self._by_owner.get(owner, ())]
+        return list(map(self._pods.__getitem__, self._by_owner.get(owner, ())))
 
     def pods_with_labels(self, namespace: str, labels: Mapping[str, str]) -> list[Pod]:
         """Pods in ``namespace`` carrying every one of ``labels``."""
