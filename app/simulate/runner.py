@@ -47,9 +47,12 @@ class RunResult:
 
 def run_scenario(scenario: Scenario, options: Options, *, progress: Callable[[str], None] | None = None,
                  seed: int = 0) -> RunResult:
-    world = World(scenario, options.storage, seed=seed, gates=options.feature_gates)
-    # Simulated time does not pass inside a loop: retries of transient cloud errors do not wait.
-    autoscaler = Autoscaler(world.cluster, world.cloud, options, sleep=_no_wait)
+    # Building a large world allocates millions of long-lived objects and frees few: a full
+    # collection in the middle walks them all again for nothing (app/gc.py).
+    with collector_paused():
+        world = World(scenario, options.storage, seed=seed, gates=options.feature_gates)
+        # Simulated time does not pass inside a loop: retries of transient cloud errors do not wait.
+        autoscaler = Autoscaler(world.cluster, world.cloud, options, sleep=_no_wait)
     result = RunResult(scenario, options, world=world)
     history = History(result.events, result.actuation)
     start = world.clock.now
