@@ -139,16 +139,10 @@ class Extender:
         try:
             outcome = self.filter_pod(pod, names, nodes)
         except ViewUnavailable as exc:
-            if not pod.claims:
-                # Nothing of this pod's depends on the view: the extender must not block it
-                # (kube-scheduler cannot ignore this extender, so an error here would).
-                log.debug("filter: %s has no claims; passed while the view is unavailable (%s)", pod.ref, exc)
-                outcome = FilterOutcome(tuple(names), {}, 0, ())
-            else:
-                # Deciding on a partial view could approve a node whose capacity we have not seen.
-                self.metrics.errors.labels("filter").inc()
-                log.warning("filter: %s: no complete view of the cluster: %s", pod.ref, exc)
-                return _error_result(f"storage-aware extender: no complete view of the cluster: {exc}")
+            # Deciding on a partial view could approve a node whose capacity we have not seen.
+            self.metrics.errors.labels("filter").inc()
+            log.warning("filter: %s: no complete view of the cluster: %s", pod.ref, exc)
+            return _error_result(f"storage-aware extender: no complete view of the cluster: {exc}")
         if outcome.failed:
             for reason, count in Counter(outcome.failed.values()).items():
                 self.metrics.failed_nodes.labels(reason).inc(count)
@@ -170,6 +164,12 @@ class Extender:
         """The filter on model objects: the wire's ``filter`` after decoding, and the simulated
         world's scheduler (which has no JSON). ``nodes`` None: read them from the view.
         Raises ``ViewUnavailable`` when the view is not complete."""
+        if not pod.claims:
+            # Nothing of the pod's depends on the view or the reservations (its volume plan is
+            # trivial): every candidate passes, while the view is unavailable too (the extender
+            # cannot be ignored, so an error would block the pod), and no reservation is touched
+            # (a pod's volumes are immutable; a claimless call naming some uid drops nothing).
+            return FilterOutcome(tuple(names), {}, 0, ())
         with self._lock:
             cached, state = self._current()
             self.book.expire(state.objects, state.pod)
@@ -192,12 +192,12 @@ class Extender:
         except ExtenderError as exc:
             # HostPriorityList has no error field: a non-2xx status is how the scheduler learns of it.
             raise ExtenderError(f"prioritize: {exc}") from None
+        if not pod.claims:  # as in filter: nothing to weigh, nothing to block
+            return [{"Host": name, "Score": 0} for name in names]
         with self._lock:
             try:
                 cached, state = self._current()
             except ViewUnavailable as exc:
-                if not pod.claims:  # as in filter: nothing to weigh, nothing to block
-                    return [{"Host": name, "Score": 0} for name in names]
                 raise ExtenderError(f"prioritize: no complete view of the cluster: {exc}") from None
             storage = cached if nodes is None else StorageFilter(nodes, state.objects, self.names)
             scores = storage.prioritize(pod, names, *self._reserved(storage, pod.uid))
@@ -222,7 +222,7 @@ class Extender:
         if not isinstance(raw_pod, dict):
             raise ExtenderError("ExtenderArgs.Pod: expected a Pod object")
         try:
-            pod = convert_pod(raw_pod)
+            pod = convert_pod(_storage_fields(raw_pod))
         except (FieldError, InputError) as exc:
             raise ExtenderError(f"ExtenderArgs.Pod: {_field_message(exc)}") from None
         except (TypeError, AttributeError, ValueError, KeyError) as exc:
@@ -250,6 +250,16 @@ class Extender:
         for warning in warnings:
             log.warning("filter: %s", warning)
         return pod, [n.name for n in nodes], nodes
+
+
+def _storage_fields(raw_pod: dict[str, Any]) -> dict[str, Any]:
+    """The part of an ExtenderArgs pod the storage filter reads: its metadata and volumes
+    (``storage_pod`` drops requests and scheduling: kube-scheduler judged them). Converting
+    affinity, tolerations and containers it never reads was a tenth of a small call's cost."""
+    spec = raw_pod.get("spec")
+    if isinstance(spec, dict):
+        spec = {"volumes": spec["volumes"]} if spec.get("volumes") is not None else {}
+    return {"metadata": raw_pod.get("metadata"), "spec": spec, "status": {}}
 
 
 def _not_in_view(pod: Pod, state: ViewState) -> str | None:

@@ -135,8 +135,9 @@ def test_unknown_node_fails_only_pods_with_local_claims() -> None:
     pytest.param(b"{not json", "ExtenderArgs: expected a JSON object", id="not-json"),
     pytest.param(b'{"Nodes": null, "NodeNames": ["n1"]}', "ExtenderArgs.Pod: expected a Pod object", id="no-pod"),
     pytest.param(b'{"Pod": {"metadata": {"name": "p"}, "spec": {}}}', "neither NodeNames nor Nodes", id="no-nodes"),
-    pytest.param(b'{"Pod": {"metadata": {"name": "p"}, "spec": {"containers": [{"resources": {"requests": '
-                 b'{"cpu": "lots"}}}]}}, "NodeNames": []}', "ExtenderArgs.Pod: spec.containers[0]", id="bad-quantity"),
+    pytest.param(b'{"Pod": {"metadata": {"name": "p"}, "spec": {"volumes": [{"name": "v", '
+                 b'"persistentVolumeClaim": {"claimName": 5}}]}}, "NodeNames": []}',
+                 "ExtenderArgs.Pod: spec.volumes[0]", id="bad-claim-name"),
 ])
 def test_filter_bad_request_answers_with_error(body: bytes, error: str) -> None:
     with extender_at(cluster(node("n1"))) as (client, _, _):
@@ -144,6 +145,19 @@ def test_filter_bad_request_answers_with_error(body: bytes, error: str) -> None:
     assert status == 200
     assert error in result["Error"]
     assert result["NodeNames"] is None
+
+
+@pytest.mark.parametrize("spec", [
+    pytest.param(b'{"containers": [{"resources": {"requests": {"cpu": "lots"}}}]}', id="bad-quantity"),
+    pytest.param(b'{"affinity": {"nodeAffinity": 7}, "tolerations": "none"}', id="bad-scheduling"),
+    pytest.param(b'{"priority": "high"}', id="bad-priority"),
+])
+def test_filter_never_judges_what_kube_scheduler_judged(spec: bytes) -> None:
+    """The extender reads a pod's metadata and volumes only: a field it does not read refuses nothing."""
+    body = b'{"Pod": {"metadata": {"name": "p"}, "spec": ' + spec + b'}, "NodeNames": ["n1"]}'
+    with extender_at(cluster(node("n1"))) as (client, _, _):
+        status, result = client.post_raw("/filter", body)
+    assert (status, result["Error"], result["NodeNames"]) == (200, "", ["n1"])
 
 
 def test_prioritize_prefers_tightest_fit() -> None:

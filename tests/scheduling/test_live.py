@@ -89,8 +89,9 @@ def test_reservation_released_when_the_provisioner_binds(live: tuple[FakeAPIServ
     # The provisioner binds c to a PV pinned to n200, the driver lowers the annotation.
     api.state.put_all([pv_json("pv-c", "120Gi", hosts=["n200"], claim=("default", "c")),
                        pvc_json("c", "120Gi", volume="pv-c"), node_json("n200", storage_free="80Gi")])
-    # Reservations expire on the next filter call that sees the bound claim.
-    eventually(lambda: client.post("/filter", extender_args(pod_json("x"), names=[]))["Error"] == ""
+    # Reservations expire on the next filter call of a pod with claims that sees the bound claim
+    # (a claimless pod's call reads no reservation, so it expires none).
+    eventually(lambda: client.post("/filter", extender_args(pod_json("other", claims=["d"]), names=[]))["Error"] == ""
                and extender.book.get("uid-default-big") is None, what="the reservation to be released")
     after = client.post("/filter", extender_args(pod_json("other", claims=["d"]), names=["n200"]))
     assert after["FailedNodes"] == {"n200": REASON_NOT_ENOUGH_SPACE}  # 80Gi left: honest, not reserved
