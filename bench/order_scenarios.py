@@ -75,6 +75,7 @@ VARIANTS: dict[str, Knobs] = {
     "base": Knobs(),
     "slow-driver": Knobs(unpin_seconds_per_gib=(0.5, 1.0), slow_fault_chance=0.6,
                          slow_fault_seconds_per_gib=(1.2, 1.9)),
+    "crawling-driver": Knobs(slow_fault_chance=0.5, slow_fault_seconds_per_gib=(2.0, 5.0)),
     "fast-driver": Knobs(unpin_seconds_per_gib=(0.05, 0.2), slow_fault_chance=0.0),
     "budgets": Knobs(pdb_chance=1.0),
     "coarse-scan": Knobs(scan_intervals=(60, 120)),

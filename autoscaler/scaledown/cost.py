@@ -28,13 +28,15 @@ from autoscaler.config import Options, ScaleDownOrder
 from autoscaler.scaledown.eligibility import Candidate
 from kube.model import Node, Pod
 
-__all__ = ["RESTART_SECONDS", "SAFETY_FACTOR", "DisruptionCost", "disruption_cost", "drain_deadline", "ordered"]
+__all__ = ["MAX_DOUBLINGS", "RESTART_SECONDS", "SAFETY_FACTOR", "DisruptionCost", "disruption_cost", "drain_deadline", "ordered"]
 
 #: What one restarting pod weighs, in seconds of disruption (a stateful pod's restart and
 #: catch-up); it makes pod count the measure between nodes with equal bytes to unpin.
 RESTART_SECONDS = 10.0
 #: Drains get this many times their predicted unpin time before they are given up.
 SAFETY_FACTOR = 2.0
+#: A node's failed deletions double its next deadline at most this many times (x16).
+MAX_DOUBLINGS = 4
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -74,7 +76,15 @@ def ordered(candidates: Sequence[Candidate], nodes: Mapping[str, Node], pods_by_
     return sorted(candidates, key=key)
 
 
-def drain_deadline(unpin_bytes: int, options: Options) -> float:
-    """Seconds a drain may take: predicted unpin time x ``SAFETY_FACTOR``, at least ``--max-pod-eviction-time``."""
+def drain_deadline(unpin_bytes: int, options: Options, *, failures: int = 0) -> float:
+    """Seconds a drain may take: predicted unpin time x ``SAFETY_FACTOR``, at least ``--max-pod-eviction-time``.
+
+    ``failures``: the node's deletions that failed in a row. Each doubles the allowance (up to
+    ``MAX_DOUBLINGS``), as upstream doubles a node group's backoff after each failed scale-up
+    (``utils/backoff/exponential_backoff.go``): a driver slower than predicted unpins all of a
+    volume or nothing (a cancelled snapshot starts over), so the same deadline would fail the
+    same node at every attempt.
+    """
     sd = options.scale_down
-    return max(sd.max_pod_eviction_seconds, SAFETY_FACTOR * unpin_bytes / sd.unpin_bytes_per_second)
+    allowance = SAFETY_FACTOR * 2 ** min(max(failures, 0), MAX_DOUBLINGS)
+    return max(sd.max_pod_eviction_seconds, allowance * unpin_bytes / sd.unpin_bytes_per_second)

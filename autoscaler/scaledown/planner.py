@@ -112,7 +112,8 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     to_delete, waiting = choose_deletions(sim, free, memory, since, steady_state,
                                          limit=1 if cluster_wide else None, unpin_bytes=unpin_bytes)
     to_delete = [dataclasses.replace(r, unpin_bytes=unpin_bytes.get(r.node, 0),
-                                     drain_seconds=drain_deadline(unpin_bytes.get(r.node, 0), sim.options))
+                                     drain_seconds=drain_deadline(unpin_bytes.get(r.node, 0), sim.options,
+                                                                  failures=memory.drain_failures.get(r.node, 0)))
                  for r in to_delete]
     removed = sorted(r.node for r in to_delete)
     return ScaleDownPlan(
