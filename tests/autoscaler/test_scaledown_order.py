@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from autoscaler.scaledown.cost import RESTART_SECONDS, drain_deadline
+from autoscaler.scaledown.cost import MAX_DOUBLINGS, RESTART_SECONDS, drain_deadline
+from autoscaler.scaledown.types import ScaleDownMemory
 from kube.model import ClusterObjects
-from tests.autoscaler.scaledown_helpers import reasons, scale_down
+from tests.autoscaler.scaledown_helpers import Remembered, loop, reasons, scale_down
 from tests.autoscaler.test_scaledown_storage import candidate, destination, storage_cluster, volume_pod
-from tests.factories import node, options
+from tests.factories import NOW, node, options
 
 GI = 2**30
 
@@ -70,6 +71,35 @@ def test_the_operator_annotation_raises_a_nodes_cost() -> None:
 ])
 def test_the_drain_deadline_follows_the_bytes_to_unpin(flags: tuple[str, ...], bytes_: int, expected: float) -> None:
     assert drain_deadline(bytes_, options(*flags)) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("failures", "expected"), [
+    pytest.param(0, 400.0, id="first-attempt"),
+    pytest.param(1, 800.0, id="failed-once-twice-as-long"),
+    pytest.param(2, 1600.0, id="failed-twice-four-times"),
+    pytest.param(MAX_DOUBLINGS + 3, 400.0 * 2**MAX_DOUBLINGS, id="doubling-stops"),
+])
+def test_each_failed_deletion_doubles_the_nodes_next_deadline(failures: int, expected: float) -> None:
+    assert drain_deadline(200 * GI, options(), failures=failures) == pytest.approx(expected)
+    assert drain_deadline(0, options(), failures=failures) == pytest.approx(120.0), "nothing to unpin: the flag"
+
+
+def test_a_failed_node_is_planned_with_its_longer_deadline() -> None:
+    memory = Remembered(ScaleDownMemory(drain_failures={"b-small": 2}))
+    (chosen,) = loop(_two_candidates(), memory=memory, steady_state=True).scale_down.to_delete
+    assert (chosen.node, chosen.drain_seconds) == ("b-small", pytest.approx(480.0)), "60 s x 2, doubled twice"
+
+
+def test_equal_costs_keep_their_order_through_the_loops_memory() -> None:
+    """Loop after loop (the live loop's memory, reused passes included) the same node of two equal ones is chosen."""
+    objects = storage_cluster(candidate("w2"), *volume_pod("db-2", "w2", "60Gi"),
+                              candidate("w1"), *volume_pod("db-1", "w1", "60Gi"), *destination("dest", "100Gi"))
+    memory = Remembered()
+    seen = []
+    for i in range(4):
+        decision = loop(objects, "--scale-down-unneeded-time=0s", now=NOW + 10 * i, memory=memory).scale_down
+        seen.append((tuple(decision.unneeded), reasons(decision).get("w2")))
+    assert set(seen) == {(("w1",), "NoPlaceToMovePods")}, seen
 
 
 def test_chosen_nodes_carry_their_bytes_and_deadline() -> None:
