@@ -1,6 +1,6 @@
 """One small seeded scenario of ``bench/order_scenarios.py``: the default order moves far fewer bytes.
 
-Five i3en nodes hold Rok volumes from a few GiB to over a TiB; at 51m the load drops so
+Five i3en nodes hold Rok volumes from a few GiB to over a TiB; at 36m the load drops so
 that two of them can go. Upstream's order (by name) drains two nodes holding ~1.5 TiB;
 the disruption-cost order drains the two holding a few GiB, removes as many nodes, and
 neither loses data. ``python -m bench.order`` runs the same comparison over many seeds.
