@@ -28,7 +28,8 @@ from autoscaler.config import Options, ScaleDownOrder
 from autoscaler.scaledown.eligibility import Candidate
 from kube.model import Node, Pod
 
-__all__ = ["MAX_DOUBLINGS", "RESTART_SECONDS", "SAFETY_FACTOR", "DisruptionCost", "disruption_cost", "drain_deadline", "ordered"]
+__all__ = ["MAX_DOUBLINGS", "RESTART_SECONDS", "SAFETY_FACTOR", "DisruptionCost", "disruption_cost", "drain_deadline",
+           "ordered"]
 
 #: What one restarting pod weighs, in seconds of disruption (a stateful pod's restart and
 #: catch-up); it makes pod count the measure between nodes with equal bytes to unpin.
@@ -86,5 +87,5 @@ def drain_deadline(unpin_bytes: int, options: Options, *, failures: int = 0) -> 
     same node at every attempt.
     """
     sd = options.scale_down
-    allowance = SAFETY_FACTOR * 2 ** min(max(failures, 0), MAX_DOUBLINGS)
+    allowance = SAFETY_FACTOR * float(2 ** min(max(failures, 0), MAX_DOUBLINGS))
     return max(sd.max_pod_eviction_seconds, allowance * unpin_bytes / sd.unpin_bytes_per_second)

@@ -39,7 +39,8 @@ def test_the_default_order_unpins_a_fraction_of_upstreams_bytes(both_orders: dic
     assert cost["nodeHours"] <= upstream["nodeHours"]
 
 
-@pytest.mark.parametrize("order", [pytest.param("disruption-cost", id="default"), pytest.param("upstream", id="upstream")])
+@pytest.mark.parametrize("order", [pytest.param("disruption-cost", id="default"),
+                                   pytest.param("upstream", id="upstream")])
 def test_neither_order_loses_data_or_fails(both_orders: dict[str, dict[str, Any]], order: str) -> None:
     assert (both_orders[order]["dataLossEvents"], both_orders[order]["scaleDownFailures"]) == (0, 0)
 
