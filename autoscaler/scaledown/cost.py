@@ -17,6 +17,13 @@ stateful pods restart. Storage-aware, the cheaper go first:
 Empty nodes still come first, as upstream. Among candidates that can all go nothing
 changes; the drain deadline of each chosen node follows its predicted unpin time
 (``drain_deadline``).
+
+Stable from loop to loop without memory: the cost order is a function of what the loop
+sees, equal costs broken by name, so the same cluster gives the same order every loop and a
+node's place changes only when its cost does (which also keeps the removal pass replayable,
+``replay.py``). Upstream steadies its arbitrary order by putting last loop's unneeded nodes
+first (``processors/scaledowncandidates/previouscandidates``); the upstream order here is by
+name, stable by itself, and does not model that step.
 """
 
 from __future__ import annotations
@@ -28,8 +35,8 @@ from autoscaler.config import Options, ScaleDownOrder
 from autoscaler.scaledown.eligibility import Candidate
 from kube.model import Node, Pod
 
-__all__ = ["MAX_DOUBLINGS", "RESTART_SECONDS", "SAFETY_FACTOR", "DisruptionCost", "disruption_cost", "drain_deadline",
-           "ordered"]
+__all__ = ["MAX_DOUBLINGS", "RESTART_SECONDS", "SAFETY_FACTOR", "DisruptionCost", "disruption_cost",
+           "drain_deadline", "ordered"]
 
 #: What one restarting pod weighs, in seconds of disruption (a stateful pod's restart and
 #: catch-up); it makes pod count the measure between nodes with equal bytes to unpin.

@@ -137,3 +137,23 @@ def test_restarting_pods_weigh_when_bytes_are_equal() -> None:
     objects = storage_cluster(candidate("a"), *volume_pod("db-a", "a", "60Gi"), *volume_pod("x-a", "a", "1Gi"),
                               candidate("b"), *volume_pod("db-b", "b", "61Gi"), *destination("dest", "100Gi"))
     assert scale_down(objects).unneeded == ["b"], "b: one pod to restart, a: two (1Gi more to unpin is ~1 s)"
+
+
+def _one_of(first: str, first_size: str, second: str, second_size: str, room: str = "250Gi") -> ClusterObjects:
+    """Two candidates whose volumes ``dest`` (``room`` free) can take only one of."""
+    return storage_cluster(candidate(first, free="200Gi"), *volume_pod(f"db-{first}", first, first_size),
+                           candidate(second, free="200Gi"), *volume_pod(f"db-{second}", second, second_size),
+                           *destination("dest", room))
+
+
+@pytest.mark.parametrize("waiting", [
+    pytest.param("", id="no-memory"),
+    pytest.param("b", id="the-dearer-was-unneeded-last-loop"),
+    pytest.param("a", id="the-cheaper-was-unneeded-last-loop"),
+])
+def test_the_cost_order_reads_no_memory(waiting: str) -> None:
+    """61Gi against 60Gi, room for one: the cheaper goes, whichever node waited (its place changes with its cost)."""
+    since = {waiting: NOW - 60} if waiting else {}
+    memory = Remembered(ScaleDownMemory(unneeded_since=since))
+    decision = loop(_one_of("a", "60Gi", "b", "61Gi", "100Gi"), memory=memory, steady_state=True).scale_down
+    assert decision.unneeded == ["a"]
