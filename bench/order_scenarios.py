@@ -69,6 +69,8 @@ class Knobs:
     nodes_per_group: tuple[int, int] = (4, 9)
     groups: tuple[int, int] = (1, 3)
     load_left: tuple[float, float] = (0.25, 0.45)
+    #: In how many steps the load drops (the web Deployments step down, databases go at random steps).
+    drops: tuple[int, int] = (1, 1)
 
 
 VARIANTS: dict[str, Knobs] = {
@@ -80,6 +82,8 @@ VARIANTS: dict[str, Knobs] = {
     "budgets": Knobs(pdb_chance=1.0),
     "coarse-scan": Knobs(scan_intervals=(60, 120)),
     "many-volumes": Knobs(volumes_per_node=(3, 6), max_volume_gib=1024.0),
+    "gradual-drop": Knobs(drops=(2, 4)),
+    "at-prediction": Knobs(unpin_seconds_per_gib=(0.9, 1.0), slow_fault_chance=0.0),
     "big-clusters": Knobs(nodes_per_group=(8, 14), groups=(2, 3), hours=(4.0, 6.0)),
 }
 
@@ -169,8 +173,8 @@ def _pdb(namespace: str, app: str) -> Json:
             "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": app}}}}
 
 
-def _storage_group(rng: random.Random, knobs: Knobs, index: int) -> tuple[list[Json], list[Json], str]:
-    """One group's objects, its drop-time scale actions, and its name."""
+def _storage_group(rng: random.Random, knobs: Knobs, index: int) -> tuple[list[Json], list[Json], str, int]:
+    """One group's objects, its drop-time scale actions (the web Deployment's last), its name, web's replicas."""
     shape = rng.choice(SHAPES)
     name = f"{shape.instance.split('.')[1]}-{index}"
     count = rng.randint(*knobs.nodes_per_group)
@@ -209,7 +213,24 @@ def _storage_group(rng: random.Random, knobs: Knobs, index: int) -> tuple[list[J
     after = max(1, int((left * alloc - db_cpu) // web_cpu))
     objects.append(_deployment(ns, "web", name, busy, web_cpu))
     scale.append({"kind": "Deployment", "namespace": ns, "name": "web", "replicas": min(busy, after)})
-    return objects, scale, name
+    return objects, scale, name, busy
+
+
+def _steps(rng: random.Random, knobs: Knobs, groups: list[tuple[list[Json], int]], minutes: int) -> list[Json]:
+    """The drop as events: one at 20-60m, or (``knobs.drops``) several, web stepping down and databases going."""
+    if knobs.drops[1] <= 1:
+        return [{"at": f"{rng.randint(20, 60)}m", "scale": [a for actions, _ in groups for a in actions]}]
+    count = rng.randint(*knobs.drops)
+    times = sorted(rng.sample(range(20, max(21 + count, minutes // 2)), count))
+    events: list[Json] = [{"at": f"{t}m", "scale": []} for t in times]
+    for actions, busy in groups:
+        *databases, web = actions
+        for action in databases:
+            events[rng.randrange(count)]["scale"].append(action)
+        for step, event in enumerate(events, start=1):
+            replicas = busy - (busy - web["replicas"]) * step // count
+            event["scale"].append({**web, "replicas": replicas})
+    return events
 
 
 def generate(seed: int, knobs: Knobs | None = None, *, name: str | None = None) -> list[Json]:
@@ -218,12 +239,12 @@ def generate(seed: int, knobs: Knobs | None = None, *, name: str | None = None) 
     rng = random.Random(seed)
     objects: list[Json] = [{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "rok"},
                             "provisioner": ROK, "volumeBindingMode": "WaitForFirstConsumer"}]
-    scale: list[Json] = []
+    drops: list[tuple[list[Json], int]] = []
     groups: list[str] = []
     for index in range(rng.randint(*knobs.groups)):
-        more, actions, group = _storage_group(rng, knobs, index)
+        more, actions, group, busy = _storage_group(rng, knobs, index)
         objects.extend(more)
-        scale.extend(actions)
+        drops.append((actions, busy))
         groups.append(group)
     hours = rng.uniform(*knobs.hours)
     faults: list[Json] = []
@@ -238,8 +259,8 @@ def generate(seed: int, knobs: Knobs | None = None, *, name: str | None = None) 
         "provisioningDelay": "3m",
         "storageDriverStartDelay": "1m",
         "unpinSecondsPerGiB": round(_log_uniform(rng, *knobs.unpin_seconds_per_gib), 3),
-        "events": [{"at": f"{rng.randint(20, 60)}m", "scale": scale}],
     }
+    spec["events"] = _steps(rng, knobs, drops, int(hours * 60))
     if faults:
         spec["storageDriverFaults"] = faults
     scenario = {"apiVersion": "autoscaler.storage.dev/v1alpha1", "kind": "Scenario",
