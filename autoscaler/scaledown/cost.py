@@ -84,9 +84,11 @@ def ordered(candidates: Sequence[Candidate], nodes: Mapping[str, Node], pods_by_
     return sorted(candidates, key=key)
 
 
-def drain_deadline(unpin_bytes: int, options: Options, *, failures: int = 0) -> float:
+def drain_deadline(unpin_bytes: int, options: Options, *, failures: int = 0, grace: float = 0.0) -> float:
     """Seconds a drain may take: predicted unpin time x ``SAFETY_FACTOR``, at least ``--max-pod-eviction-time``.
 
+    ``grace``: the longest termination grace of the pods to move (the driver can unpin a
+    volume only once the pod using it is gone, so that time comes before the unpin's).
     ``failures``: the node's deletions that failed in a row. Each doubles the allowance (up to
     ``MAX_DOUBLINGS``), as upstream doubles a node group's backoff after each failed scale-up
     (``utils/backoff/exponential_backoff.go``): a driver slower than predicted unpins all of a
@@ -94,5 +96,7 @@ def drain_deadline(unpin_bytes: int, options: Options, *, failures: int = 0) -> 
     same node at every attempt.
     """
     sd = options.scale_down
+    if not unpin_bytes:
+        return sd.max_pod_eviction_seconds
     allowance = SAFETY_FACTOR * float(2 ** min(max(failures, 0), MAX_DOUBLINGS))
-    return max(sd.max_pod_eviction_seconds, allowance * unpin_bytes / sd.unpin_bytes_per_second)
+    return max(sd.max_pod_eviction_seconds, grace + allowance * unpin_bytes / sd.unpin_bytes_per_second)

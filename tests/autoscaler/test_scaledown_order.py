@@ -73,6 +73,15 @@ def test_the_drain_deadline_follows_the_bytes_to_unpin(flags: tuple[str, ...], b
     assert drain_deadline(bytes_, options(*flags)) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(("bytes_", "grace", "expected"), [
+    pytest.param(200 * GI, 30.0, 430.0, id="the-pods-go-before-the-unpin-starts"),
+    pytest.param(40 * GI, 30.0, 120.0, id="within-the-flag-anyway"),
+    pytest.param(0, 600.0, 120.0, id="nothing-to-unpin-the-flag-alone"),
+])
+def test_the_pods_grace_comes_before_the_unpin(bytes_: int, grace: float, expected: float) -> None:
+    assert drain_deadline(bytes_, options(), grace=grace) == pytest.approx(expected)
+
+
 @pytest.mark.parametrize(("failures", "expected"), [
     pytest.param(0, 400.0, id="first-attempt"),
     pytest.param(1, 800.0, id="failed-once-twice-as-long"),
@@ -88,7 +97,7 @@ def test_a_failed_node_is_planned_with_its_longer_deadline() -> None:
     memory = Remembered(ScaleDownMemory(drain_failures={"b-small": 2}))
     (chosen,) = loop(_two_candidates(), memory=memory, steady_state=True).scale_down.to_delete
     assert chosen.node == "b-small"
-    assert chosen.drain_seconds == pytest.approx(480.0), "60 s x 2, doubled twice"
+    assert chosen.drain_seconds == pytest.approx(30 + 480.0), "30 s for db-small to go, then 60 s x 2, doubled twice"
 
 
 def test_equal_costs_keep_their_order_through_the_loops_memory() -> None:
@@ -107,7 +116,7 @@ def test_chosen_nodes_carry_their_bytes_and_deadline() -> None:
     decision = scale_down(_two_candidates())
     (chosen,) = decision.to_delete
     assert (chosen.node, chosen.unpin_bytes) == ("b-small", 60 * GI)
-    assert chosen.drain_seconds == pytest.approx(120.0)
+    assert chosen.drain_seconds == pytest.approx(30 + 120.0), "db-small's 30 s grace, then its volume twice over"
 
 
 def _parallel() -> ClusterObjects:
