@@ -15,11 +15,12 @@
 The loop is the only writer of what is remembered between iterations, and it
 remembers only what the next decision needs, so its memory stays flat however long
 it runs: the scale-down memory (replaced from the plan and the actuator's status, with the last
-removal pass), the backoff, the provisioning state, cached templates, the context's
-memo. What an iteration did (scale events, actuation events) is handed to the caller
-in its ``LoopRecord`` and not kept (``records.History`` collects it for a bounded
-run). Planners and the actuator report; they never write the memory. Time is injected; the
-wall clock only measures how long a loop took.
+removal pass and the unpin throughput of the last drains, ``scaledown/throughput.py``), the
+backoff, the provisioning state, cached templates, the context's memo. What an iteration
+did (scale events, actuation events) is handed to the caller in its ``LoopRecord`` and
+not kept (``records.History`` collects it for a bounded run). Planners and the actuator
+report; they never write the memory. Time is injected; the wall clock only measures how
+long a loop took.
 If the cluster or the cloud cannot be read (``ViewUnavailable``, ``CloudError`` from
 ``refresh``), the error propagates and the caller skips the iteration.
 """
@@ -144,6 +145,14 @@ class Autoscaler:
 
     def _remember(self, status: ActuationStatus, now: float) -> None:
         memory = dataclasses.replace(self.memory, deletions_in_progress=status.in_progress)
+        if status.drains:
+            floor = self.options.scale_down.max_pod_eviction_seconds
+            throughput = memory.unpin_throughput
+            for drain in status.drains:
+                throughput = throughput.observed(drain, floor)
+            memory = dataclasses.replace(memory, unpin_throughput=throughput)
+            if throughput.estimate is not None:
+                self.actuator.slower_unpin(throughput.estimate)
         if status.deleted:
             memory = dataclasses.replace(memory, last_scale_down=now)
         if status.failed:

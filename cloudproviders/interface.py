@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol, runtime_checkable
 
-from kube.model import Node
+from kube.model import Node, Pod
 
 __all__ = [
     "CloudError",
@@ -141,6 +141,11 @@ class NodeGroup(Protocol):
 
     def template_node(self) -> Node | None:
         """What a new node of the group looks like, when the cloud can tell (else None)."""
+        ...
+
+    def template_pods(self) -> tuple[Pod, ...]:
+        """Pods besides DaemonSet pods that ``template_node`` runs from the start (upstream's
+        ``TemplateNodeInfo`` pods: kube-proxy on AWS, GCE and Azure, ``template_pods.py``)."""
         ...
 
     def increase_size(self, delta: int) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState, NodeGroup
-from kube.model import Node, NodeGroupSpec
+from kube.model import Node, NodeGroupSpec, Pod
 
 __all__ = ["SnapshotNodeGroup", "SnapshotProvider"]
 
@@ -46,6 +46,10 @@ class SnapshotNodeGroup:
 
     def template_node(self) -> Node | None:
         return self.spec.template
+
+    def template_pods(self) -> tuple[Pod, ...]:
+        """None: a ``NodeGroup`` object's template says what the node runs (plan contract)."""
+        return ()
 
     def price_per_hour(self) -> float | None:
         return self.spec.price_per_hour

@@ -59,7 +59,7 @@ class AttachDetachController:
         """Network volumes the running pods on ``node`` use: PV name -> driver."""
         used: dict[str, str] = {}
         for pod in self.cluster.pods_on(node):
-            if pod.phase != "Running":
+            if not pod.claims or pod.phase != "Running":
                 continue
             for claim_name in pod.claims:
                 claim = self.cluster.claim(pod.namespace, claim_name)

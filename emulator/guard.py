@@ -16,6 +16,7 @@ deleted, its ReplicaSet, pod and budget go with it.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import msgspec.structs
@@ -26,7 +27,8 @@ from emulator.cluster import OwnerKey, SimCluster, hostname, is_draining
 from emulator.driver_faults import DriverFaults
 from emulator.ids import IdSource
 from kube.convert import convert_pod, parse_label_selector_string
-from kube.model import Controller, LabelSelector, Pod, Requirement
+from kube.convert.labelsyntax import requirement_error
+from kube.model import Controller, LabelSelector, NodeSelector, NodeSelectorTerm, OwnerRef, Pod, Requirement
 from kube.names import HOSTNAME_LABEL, StorageNames
 
 __all__ = ["GUARD_NAMESPACE", "GUARD_NODE_LABEL", "GuardController"]
@@ -46,6 +48,8 @@ class GuardController:
         self.labels = {r.key: r.values[0] for r in selector.requirements if r.operator == "In" and len(r.values) == 1}
         #: A scenario's storage-driver faults (``NoGuard``, ``NoDriver``); None: none.
         self.faults: DriverFaults | None = None
+        #: The first guard pod converted: later ones are copies with their node's fields.
+        self._template: Pod | None = None
 
     @staticmethod
     def name_for(node: str) -> str:
@@ -76,7 +80,7 @@ class GuardController:
         if is_draining(node):
             return
         if not self.cluster.owned_pods(key):
-            self.cluster.add_pod(self._guard_pod(node_name, hostname(node)))
+            self.cluster.add_pod(self.guard_pod(node_name, hostname(node)))
         if self.cluster.pdb(GUARD_NAMESPACE, key[2]) is None:
             self.cluster.put_pdb(self._budget(node_name))
 
@@ -90,13 +94,40 @@ class GuardController:
     def _pod_labels(self, node_name: str) -> dict[str, str]:
         return {**self.labels, GUARD_NODE_LABEL: node_name}
 
-    def _guard_pod(self, node_name: str, host: str) -> Pod:
+    def guard_pod(self, node_name: str, host: str) -> Pod:
+        """The guard pod for a node, as ``guard_object`` describes it, converted.
+
+        Guards differ only in names, uid and the one hostname: the first is converted from
+        its object (``kube.convert``), later ones are that pod with those fields replaced,
+        which a node each at 10,000 nodes makes the difference between seconds and a
+        fraction (``tests/emulator/test_pinned_pods.py`` holds the two equal).
+        """
+        name = f"{self.name_for(node_name)}-{self.ids.suffix()}"
+        uid = self.ids.uid()
+        if self._template is None:
+            self._template = convert_pod(self.guard_object(node_name, host, name, uid))
+            return msgspec.structs.replace(self._template, created=self.clock.now)
+        template = self._template
+        owner = template.owner
+        assert owner is not None  # the guard object has its ReplicaSet as controller
+        pin = Requirement(HOSTNAME_LABEL, "In", (host,))
+        # A hostname the API machinery would refuse as a label value makes the term select
+        # nothing, as in the converted pod.
+        affinity = NodeSelector((NodeSelectorTerm((pin,), (), requirement_error(pin, label_selector=False)),))
+        return msgspec.structs.replace(
+            template, name=name, uid=uid, labels=self._pod_labels(node_name),
+            owner=OwnerRef(owner.kind, self.name_for(node_name), self._uid(node_name), owner.api_version),
+            scheduling=dataclasses.replace(template.scheduling, required_affinity=affinity),
+            created=self.clock.now)
+
+    def guard_object(self, node_name: str, host: str, name: str, uid: str) -> dict[str, Any]:
+        """The guard pod of ``node_name`` as the operator creates it (a Kubernetes object)."""
         rs = self.name_for(node_name)
-        obj: dict[str, Any] = {
+        return {
             "metadata": {
-                "name": f"{rs}-{self.ids.suffix()}",
+                "name": name,
                 "namespace": GUARD_NAMESPACE,
-                "uid": self.ids.uid(),
+                "uid": uid,
                 "labels": self._pod_labels(node_name),
                 "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs,
                                      "uid": self._uid(node_name), "controller": True}],
@@ -113,7 +144,6 @@ class GuardController:
             },
             "status": {"phase": "Pending"},
         }
-        return msgspec.structs.replace(convert_pod(obj), created=self.clock.now)
 
     def _budget(self, node_name: str) -> PdbSpec:
         labels = sorted(self._pod_labels(node_name).items())

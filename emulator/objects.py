@@ -15,12 +15,14 @@ from typing import Any
 
 from emulator.budgets import PdbSpec, parse_pdb
 from emulator.controllers import WORKLOAD_KINDS, WorkloadParseError, WorkloadSpec, parse_workloads
+from emulator.scenario import Scenario
+from emulator.typed_scenario import typed_objects
 from kube.convert import Converter, FieldError, InputError, object_ref
 from kube.featuregates import FeatureGates
 from kube.model import ClusterObjects
 from kube.names import StorageNames
 
-__all__ = ["Prepared", "prepare"]
+__all__ = ["Prepared", "prepare", "prepare_scenario"]
 
 Json = dict[str, Any]
 
@@ -44,30 +46,60 @@ class Prepared:
 
 
 def prepare(raw: Iterable[Json], source: str, names: StorageNames, gates: FeatureGates | None = None) -> Prepared:
-    converter = Converter(names, gates)
-    pdbs: list[PdbSpec] = []
-    controllers: list[Json] = []
+    """Convert one batch of object dicts (the ordinary path)."""
+    batch = _Batch(Converter(names, gates), source)
     for obj in raw:
+        batch.add(obj)
+    return batch.finish()
+
+
+def prepare_scenario(scenario: Scenario, names: StorageNames, gates: FeatureGates | None = None) -> Prepared:
+    """The scenario's initial objects: typed when it was read as a JSON ``List`` (``emulator.typed_scenario``),
+    else, or when the typed path declines anything, from dicts, with the same result or error."""
+    if scenario.typed is not None:
+        batch = _Batch(Converter(names, gates), scenario.source)
+        if typed_objects(scenario.typed, scenario.source, batch.converter, batch.add):
+            try:
+                return batch.finish()
+            except InputError:
+                pass  # the ordinary path names it, as it always has
+        return prepare(scenario.typed.dicts(), scenario.source, names, gates)
+    return prepare(scenario.objects, scenario.source, names, gates)
+
+
+class _Batch:
+    """Objects of one batch as they come: PDBs and workload controllers kept aside, the rest converted."""
+
+    def __init__(self, converter: Converter, source: str) -> None:
+        self.converter = converter
+        self.source = source
+        self.pdbs: list[PdbSpec] = []
+        self.controllers: list[Json] = []
+
+    def add(self, obj: Json) -> None:
         kind = obj.get("kind")
         if kind == "PodDisruptionBudget":
             try:
-                pdbs.append(parse_pdb(obj))
+                self.pdbs.append(parse_pdb(obj))
             except FieldError as exc:
-                raise InputError(source, object_ref(obj), exc.field, exc.message) from None
+                raise InputError(self.source, object_ref(obj), exc.field, exc.message) from None
         elif kind in WORKLOAD_KINDS:
-            controllers.append(obj)
+            self.controllers.append(obj)
         else:
-            converter.add(obj, source)
-    try:
-        pairs = parse_workloads(controllers, converter.memos)
-    except WorkloadParseError as exc:
-        raise InputError(source, object_ref(exc.obj), exc.error.field, exc.error.message) from None
-    except (TypeError, AttributeError, ValueError, KeyError) as exc:
-        raise InputError(source, "", "", f"malformed controller ({exc})") from None
-    objects = converter.objects
-    seen: set[str] = set()
-    for node in objects.nodes:
-        if node.name in seen:
-            raise InputError(source, f"Node/{node.name}", "metadata.name", "appears twice")
-        seen.add(node.name)
-    return Prepared(objects, pdbs, [spec for _, spec in pairs if spec is not None])
+            self.converter.add(obj, self.source)
+
+    def finish(self) -> Prepared:
+        source = self.source
+        try:
+            pairs = parse_workloads(self.controllers, self.converter.memos)
+        except WorkloadParseError as exc:
+            raise InputError(source, object_ref(exc.obj), exc.error.field, exc.error.message) from None
+        except (TypeError, AttributeError, ValueError, KeyError) as exc:
+            raise InputError(source, "", "", f"malformed controller ({exc})") from None
+        objects = self.converter.objects
+        seen: set[str] = set()
+        for node in objects.nodes:
+            if node.name in seen:
+                raise InputError(source, f"Node/{node.name}", "metadata.name", "appears twice")
+            seen.add(node.name)
+        return Prepared(objects, self.pdbs, [spec for _, spec in pairs if spec is not None])

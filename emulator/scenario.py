@@ -38,6 +38,7 @@ file, ``Scenario/<name>`` and the field, as ``plan`` does for snapshots.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from enum import StrEnum
@@ -47,8 +48,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from emulator.scenario_documents import documents, flatten
+from emulator.typed_scenario import ScenarioObjects, split_json_list
 from kube.convert import InputError, object_ref
-from kube.documents import read_text
+from kube.documents import read_bytes, read_text
 from kube.duration import parse_duration
 
 __all__ = [
@@ -280,6 +282,9 @@ class Scenario:
     #: Seconds from the last running pod on a node using a network volume to its VolumeAttachment's
     #: removal (``emulator/attach_detach.py``).
     volume_detach_delay: float = 10.0
+    #: A JSON ``List`` file's objects, undecoded (``emulator.typed_scenario``); then ``objects`` is
+    #: empty. ``emulator.objects.prepare_scenario`` reads either.
+    typed: ScenarioObjects | None = None
 
     @property
     def end(self) -> float:
@@ -408,8 +413,17 @@ def _driver_faults(spec: _SpecModel, source: str, ref: str) -> tuple[DriverFault
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario file; raises ``InputError`` on bad input."""
+    """Read and validate a scenario file; raises ``InputError`` on bad input.
+
+    A JSON ``List`` keeps its objects undecoded for the typed decoders (``emulator.typed_scenario``);
+    anything else, or what that path declines, is read into dicts.
+    """
     source = str(path)
+    if source != "-":
+        split = split_json_list(read_bytes(source))
+        if split is not None:
+            scenario_object, objects = split
+            return dataclasses.replace(parse_scenario([scenario_object], source), typed=objects)
     text = read_text(source)
     docs: list[Json] = []
     for doc in documents(source, text):

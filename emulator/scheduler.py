@@ -55,7 +55,7 @@ from simulator.predicates import PredicateChecker
 from simulator.snapshot import ClusterSnapshot
 from simulator.volumes import NO_PROVISIONER, VolumeIndex, VolumePlan
 
-__all__ = ["NodeFilter", "Scheduler", "pin_to"]
+__all__ = ["NodeFilter", "Scheduler", "pin_to", "pinned_hostname"]
 
 #: A scheduler extender's filter: (pod, candidate node names) -> the names that pass.
 NodeFilter = Callable[[Pod, Sequence[str]], Sequence[str]]
@@ -74,11 +74,29 @@ def _soft_tainted(node: Node, tolerations: tuple[Toleration, ...]) -> bool:
                for t in node.taints)
 
 
+def pinned_hostname(pod: Pod) -> str | None:
+    """The one hostname a pod's required node affinity allows (a term ``hostname In (h)``), or None.
+
+    The storage operator's guard pods are pinned so (``emulator.guard``), as DaemonSet pods
+    are by the DaemonSet controller.
+    """
+    affinity = pod.scheduling.required_affinity
+    if affinity is None or len(affinity.terms) != 1 or affinity.terms[0].error is not None:
+        return None
+    for req in affinity.terms[0].requirements:
+        if req.key == HOSTNAME_LABEL and req.operator == "In" and len(req.values) == 1:
+            return req.values[0]
+    return None
+
+
 class _Pass:
     """One scheduling pass over a snapshot of the Ready nodes."""
 
-    def __init__(self, cluster: SimCluster, names: StorageNames, capacity_aware: bool = True) -> None:
-        nodes = [n for n in cluster.nodes() if n.ready and not n.deleting]
+    def __init__(self, cluster: SimCluster, names: StorageNames, capacity_aware: bool = True,
+                 hosts: frozenset[str] | None = None) -> None:
+        """``hosts``: only the nodes with these hostname labels (``Scheduler._pinned_hosts``); None: all."""
+        nodes = [n for n in cluster.nodes() if n.ready and not n.deleting
+                 and (hosts is None or n.labels.get(HOSTNAME_LABEL) in hosts)]
         self.snapshot = ClusterSnapshot(nodes)
         self.snapshot.load_pods(p for n in nodes for p in cluster.pods_on(n.name))
         objects = ClusterObjects(
@@ -91,15 +109,36 @@ class _Pass:
         count = self.snapshot.count
         self.alloc_cpu = np.maximum(np.array([n.allocatable.cpu for n in nodes], np.float64), 1.0)[:count]
         self.alloc_memory = np.maximum(np.array([n.allocatable.memory for n in nodes], np.float64), 1.0)[:count]
-        self._soft: dict[int, np.ndarray] = {}
+        #: Indices of the nodes with a ``PreferNoSchedule`` taint: only they can be penalized.
+        self._soft_nodes = [i for i, n in enumerate(self.snapshot.nodes)
+                            if any(t.effect == "PreferNoSchedule" for t in n.taints)]
+        self._soft: dict[tuple[Toleration, ...], np.ndarray] = {}
+        self._by_host: dict[str, list[int]] | None = None
+
+    def nodes_labelled(self, host: str) -> list[int]:
+        """Indices of the nodes whose hostname label is ``host`` (indexed on first use)."""
+        if self._by_host is None:
+            self._by_host = {}
+            for i, node in enumerate(self.snapshot.nodes[: self.snapshot.count]):
+                label = node.labels.get(HOSTNAME_LABEL)
+                if label is not None:
+                    self._by_host.setdefault(label, []).append(i)
+        return self._by_host.get(host, [])
 
     def soft_penalty(self, pod: Pod) -> np.ndarray:
-        key = id(pod.scheduling)
-        cached = self._soft.get(key)
+        """1.0 on nodes with a ``PreferNoSchedule`` taint the pod does not tolerate, else 0.0.
+
+        Cached per set of tolerations (pods of different workloads usually share them), and
+        computed over the soft-tainted nodes only: a guard pod per node must not cost a scan.
+        """
+        tolerations = pod.scheduling.tolerations
+        cached = self._soft.get(tolerations)
         if cached is None:
-            tolerations = pod.scheduling.tolerations
-            cached = np.array([_soft_tainted(n, tolerations) for n in self.snapshot.nodes], np.float64)
-            self._soft[key] = cached
+            cached = np.zeros(len(self.snapshot.nodes), np.float64)
+            nodes = self.snapshot.nodes
+            for i in self._soft_nodes:
+                cached[i] = _soft_tainted(nodes[i], tolerations)
+            self._soft[tolerations] = cached
         return cached
 
 
@@ -134,7 +173,7 @@ class Scheduler:
     def _pass(self, pending: list[Pod]) -> tuple[int, bool]:
         """Returns (pods bound, whether volume state changed under the index: run another pass)."""
         self.passes += 1
-        state = _Pass(self.cluster, self.names, self.capacity_aware)
+        state = _Pass(self.cluster, self.names, self.capacity_aware, self._pinned_hosts(pending))
         failed: set[tuple[object, ...]] = set()
         touched_claims: set[tuple[str, str]] = set()
         bound = 0
@@ -158,7 +197,41 @@ class Scheduler:
                 return bound, True  # the index's Available PVs are stale
         return bound, False
 
+    def _pinned_hosts(self, pending: Sequence[Pod]) -> frozenset[str] | None:
+        """The hostnames every pending pod is pinned to, when a pass may look at their nodes only.
+
+        A pod pinned to one hostname by required affinity, with no pod (anti-)affinity or
+        spread of its own, is filtered and scored on the nodes with that label alone; what
+        it reads there (taints, resources, ports, volumes, the pods placed before it in the
+        pass) belongs to those nodes. Only running pods' required anti-affinity reaches
+        across nodes: with any in the cluster, or any other pending pod (or an extender's
+        filter), the pass takes every node. The first pass after a large cluster starts is
+        one guard pod per node: loading its 100,000 running pods would cost more than the pass.
+        """
+        if self.node_filter is not None:
+            return None
+        hosts: set[str] = set()
+        for pod in pending:
+            host = pinned_hostname(pod)
+            if host is None or pod.scheduling.has_pod_constraints:
+                return None
+            hosts.add(host)
+        if any(p.scheduling.anti_affinity for p in self.cluster.pods()):
+            return None
+        return frozenset(hosts)
+
     def _choose(self, state: _Pass, pod: Pod, plan: VolumePlan) -> int | None:
+        host = pinned_hostname(pod)
+        if host is not None and self.node_filter is None:
+            # Required affinity allows one hostname: the only candidates carry that label. With
+            # one such node, checking it alone gives what filtering every node, scoring the one
+            # survivor and checking it would (no tie, so no draw from the generator): a guard pod
+            # per node then costs one node's checks, not a pass over the cluster.
+            labelled = state.nodes_labelled(host)
+            if not labelled:
+                return None
+            if len(labelled) == 1:
+                return labelled[0] if state.checker.check(pod, plan, labelled[0]) is None else None
         checker = state.checker
         mask = checker.feasible(pod, plan)
         if self.node_filter is not None and mask.any():

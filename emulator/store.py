@@ -141,16 +141,16 @@ class ClusterStore:
         return self._pods.values()
 
     def pods_on(self, node: str) -> list[Pod]:
-        return [self._pods[k] for k in self._pods_on.get(node, ())]
+        return list(map(self._pods.__getitem__, self._pods_on.get(node, ())))
 
     def pending_pods(self) -> list[Pod]:
-        return [self._pods[k] for k in self._pending]
+        return list(map(self._pods.__getitem__, self._pending))
 
     def pending_count(self) -> int:
         return len(self._pending)
 
     def owned_pods(self, owner: OwnerKey) -> list[Pod]:
-        return [self._pods[k] for k in self._by_owner.get(owner, ())]
+        return list(map(self._pods.__getitem__, self._by_owner.get(owner, ())))
 
     def pods_with_labels(self, namespace: str, labels: Mapping[str, str]) -> list[Pod]:
         """Pods in ``namespace`` carrying every one of ``labels``."""
@@ -246,17 +246,23 @@ class ClusterStore:
         return removed
 
     def add_pod(self, pod: Pod) -> None:
-        key = (pod.namespace, pod.name)
+        namespace = pod.namespace
+        key = (namespace, pod.name)
         if key in self._pods:
             raise ValueError(f"pod {pod.ref} already exists")
         self._pods[key] = pod
         self._index_pod(key, pod)
-        if pod.owner is not None:
-            owner = (pod.owner.kind, pod.namespace, pod.owner.name)
-            self._by_owner.setdefault(owner, {})[key] = None
-        self._by_namespace.setdefault(pod.namespace, {})[key] = None
+        owner = pod.owner
+        if owner is not None:
+            self._by_owner.setdefault((owner.kind, namespace, owner.name), {})[key] = None
+        self._by_namespace.setdefault(namespace, {})[key] = None
+        by_label = self._by_label
         for label, value in pod.labels.items():
-            self._by_label.setdefault((pod.namespace, label, value), set()).add(key)
+            keys = by_label.get((namespace, label, value))
+            if keys is None:
+                by_label[(namespace, label, value)] = {key}
+            else:
+                keys.add(key)
         if not pod.node_name and not pod.is_terminal:
             self.needs_schedule = True
             self.metrics.pod_pending(pod.ref, pod.uid, max(pod.created or self.clock.now, self.start))

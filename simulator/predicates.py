@@ -20,7 +20,7 @@ Inter-pod affinity and topology spread live in ``podtopology.py``; local capacit
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +35,7 @@ from kube.model import (
 from simulator.labelindex import LabelIndex
 from simulator.localcapacity import demand, fits_node, mask_capacity, unpublished
 from simulator.podtopology import PodTopology, pod_topology, tolerated, topology_reason, untolerated_taint
+from simulator.room import room_at
 from simulator.snapshot import BoolArray, ClusterSnapshot, IntArray
 from simulator.volumes import (
     REASON_BIND_CONFLICT,
@@ -236,6 +237,53 @@ class PredicateChecker:
                 return idx
         return None
 
+    def copies_at(self, pod: Pod, plan: VolumePlan, idx: int) -> int | None:
+        """How many copies of the pod node ``idx`` takes, placed one after another; None when
+        the pod needs per-node checks (``needs_node_checks``: left to ``find_node``).
+
+        ``feasible`` for the one node, read as scalars: when not None, ``find_node(pod, plan,
+        lo=idx)`` returns ``idx`` exactly when the count is at least 1, and after ``m`` copies
+        are placed there the count is ``m`` less. The estimator asks it first for the node
+        where the pod's group last landed (upstream's binpacking estimator likewise retries its
+        last node before searching, cluster-autoscaler/estimator/binpacking_estimator.go) and
+        places that many equivalent pods at once.
+        """
+        if self.needs_node_checks(pod, plan):
+            return None
+        if not self._passes_static_at(pod, plan, idx):
+            return 0
+        return room_at(self.snapshot, pod, plan, idx)
+
+    def _passes_static_at(self, pod: Pod, plan: VolumePlan, idx: int) -> bool:
+        """The parts of ``feasible`` that placing pods does not change, on node ``idx``."""
+        snap = self.snapshot
+        if plan.error is not None or plan.node_error is not None or not snap.enabled[idx]:
+            return False
+        if pod.node_name and snap.index.get(pod.node_name) != idx:
+            return False
+        if not self._static_at(pod.scheduling, idx):
+            return False
+        node = snap.nodes[idx]
+        for selector in (*plan.pinned, *plan.topologies):
+            if not (self._selector_mask(selector)[idx] if idx < snap.base_count
+                    else selector.matches(node.labels, node.name)):
+                return False
+        return True
+
+    def _static_at(self, sched: PodScheduling, idx: int) -> bool:
+        """The static verdict ``feasible`` uses for node ``idx`` (its cached value when there is one)."""
+        if idx < self.snapshot.base_count:
+            return bool(self._static_base(sched)[idx])
+        entry = self._extra_masks.get(id(sched))
+        if entry is None or idx >= len(entry[0]):
+            return bool(self._static_extra(sched, idx, idx + 1)[0])
+        serials, values = entry
+        serial = self.snapshot.serial[idx]
+        if serials[idx] != serial:  # a node added since: ``_static_extra``'s step, for one node
+            values[idx] = self._static_one(sched, idx) is None
+            serials[idx] = serial
+        return bool(values[idx])
+
     def demand_on(self, pod: Pod, plan: VolumePlan, idx: int) -> tuple[int, tuple[tuple[str, int], ...]]:
         """Bytes the pod would provision on node ``idx``: local pool, and per other pool (summed claims)."""
         snap = self.snapshot
@@ -254,6 +302,13 @@ class PredicateChecker:
         local, pools = self.demand_on(pod, plan, idx)
         self.snapshot.add_pod(pod, idx, local, pools)
         return local
+
+    def place_copies(self, pods: Sequence[Pod], plan: VolumePlan, idx: int) -> int:
+        """``place`` for equivalent pods (one plan stands for all) that need no per-node checks;
+        returns the local-pool bytes they provisioned there together."""
+        local, pools = self.demand_on(pods[0], plan, idx)
+        self.snapshot.add_copies(pods, idx, local, pools)
+        return local * len(pods)
 
     # --- per-node filters -------------------------------------------------------------
     def _node_checks(self, pod: Pod, plan: VolumePlan, idx: int, topo: PodTopology | None) -> Unschedulable | None:

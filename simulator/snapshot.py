@@ -198,6 +198,39 @@ class ClusterSnapshot:
         self._journal.entries.append(("pod", idx, pod, local_bytes, tuple(pools)))
         self.version += 1
 
+    def add_copies(self, pods: Sequence[Pod], idx: int, local_bytes: int = 0,
+                   pools: Sequence[tuple[str, int]] = ()) -> None:
+        """``add_pod`` for each of ``pods``, equivalent pods that ask the same (requests, local
+        bytes, pools) and share their scheduling constraints' host ports and anti-affinity:
+        one update per array and one journal entry, so that packing thousands of equivalent
+        pods onto a node (the estimator) and reverting it cost little per pod."""
+        if not pods:
+            return
+        first = pods[0].requests
+        count = len(pods)
+        self.free_cpu[idx] -= first.cpu * count
+        self.free_memory[idx] -= first.memory * count
+        self.free_ephemeral[idx] -= first.ephemeral_storage * count
+        self.free_pods[idx] -= count
+        for name, value in first.extended:
+            self.extended_free(name)
+            self.extended[name][idx] -= value * count
+        if local_bytes:
+            self.free_local[idx] -= local_bytes * count
+            for pod in pods:
+                self._local_used[(idx, pod.ref)] = local_bytes
+        for pool, size in pools:
+            self.pool_free(pool)
+            self.pools[pool][idx] -= size * count
+        self.pods_on[idx].extend(pods)
+        sched = pods[0].scheduling
+        if sched.host_ports:
+            self.pods_with_ports.setdefault(idx, []).extend(pods)
+        if sched.anti_affinity:
+            self.anti_affinity_pods.extend((idx, pod) for pod in pods)
+        self._journal.entries.append(("copies", idx, tuple(pods), local_bytes, tuple(pools)))
+        self.version += 1
+
     def disable_node(self, idx: int) -> None:
         """Take a node out of the simulation (removed, or not a destination)."""
         if self.enabled[idx]:
@@ -326,6 +359,8 @@ class ClusterSnapshot:
                 self.pods_with_ports[idx].pop()
             if pod.scheduling.anti_affinity:
                 self.anti_affinity_pods.pop()
+        elif kind == "copies":
+            self._undo_copies(entry)
         elif kind == "node":
             idx = entry[1]
             assert idx == self.count - 1
@@ -341,6 +376,33 @@ class ClusterSnapshot:
             self.enabled[idx] = True
         else:  # pragma: no cover - journal entries are written above only
             raise AssertionError(f"unknown journal entry {kind!r}")
+
+    def _undo_copies(self, entry: tuple[object, ...]) -> None:
+        _, idx, pods, local_bytes, pools = entry
+        assert isinstance(idx, int) and isinstance(pods, tuple) and isinstance(local_bytes, int)
+        assert isinstance(pools, tuple)
+        first = pods[0].requests
+        count = len(pods)
+        self.free_cpu[idx] += first.cpu * count
+        self.free_memory[idx] += first.memory * count
+        self.free_ephemeral[idx] += first.ephemeral_storage * count
+        self.free_pods[idx] += count
+        for name, value in first.extended:
+            self.extended[name][idx] += value * count
+        if local_bytes:
+            self.free_local[idx] += local_bytes * count
+            for pod in pods:
+                self._local_used.pop((idx, pod.ref), None)
+        for pool, size in pools:
+            self.pools[pool][idx] += size * count
+        on_node = self.pods_on[idx]
+        assert on_node[-1] is pods[-1]
+        del on_node[len(on_node) - count:]
+        sched = pods[0].scheduling
+        if sched.host_ports:
+            del self.pods_with_ports[idx][-count:]
+        if sched.anti_affinity:
+            del self.anti_affinity_pods[-count:]
 
     def local_bytes_used(self, idx: int, pod: Pod) -> int:
         """Local bytes the simulation provisioned for ``pod`` on node ``idx``."""

@@ -22,7 +22,8 @@ def _node(e: NodeExplanation) -> dict[str, Any]:
             "utilization": e.utilization, "threshold": e.threshold,
             "pods": [{"pod": m.pod, "destination": m.destination, "blocker": m.blocker, "unpinBytes": m.unpin_bytes}
                      for m in e.pods],
-            "bytesToUnpin": e.bytes_to_unpin}
+            "bytesToUnpin": e.bytes_to_unpin, "predictedUnpinSeconds": e.unpin_seconds,
+            "drainDeadlineSeconds": e.drain_deadline_seconds}
 
 
 def to_json(pods: Sequence[PodExplanation], nodes: Sequence[NodeExplanation]) -> dict[str, Any]:
@@ -57,6 +58,8 @@ def _node_text(e: NodeExplanation) -> list[str]:
         lines.append(f"  {m.pod} {where}{unpin}".rstrip())
     if e.bytes_to_unpin:
         lines.append(f"  bytes to unpin: {size(e.bytes_to_unpin)}")
+    if e.drain_deadline_seconds is not None:
+        lines.append(f"  predicted unpin time {e.unpin_seconds:g}s, drain deadline {e.drain_deadline_seconds:g}s")
     return lines
 
 

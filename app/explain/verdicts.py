@@ -17,6 +17,7 @@ from app.explain.storage import StorageFacts, StoragePlugins
 from autoscaler.config import Options
 from autoscaler.context import is_expendable
 from autoscaler.runonce import LoopDecision, NodeReport
+from autoscaler.scaledown.cost import drain_deadline
 from autoscaler.scaledown.types import RemovalCandidate, Unremovable, UnremovableReason
 from kube.model import ClusterObjects, Pod
 
@@ -63,6 +64,10 @@ class NodeExplanation:
     threshold: float = 0.0
     pods: tuple[PodMove, ...] = ()
     bytes_to_unpin: int = 0
+    #: Removable and unneeded nodes: the predicted unpin time of ``bytes_to_unpin`` and the drain
+    #: deadline it gives (s, ``autoscaler/scaledown/cost.py``); None for the others.
+    unpin_seconds: float | None = None
+    drain_deadline_seconds: float | None = None
 
 
 def _not_considered(pod: Pod, decision: LoopDecision, options: Options) -> str:
@@ -230,6 +235,8 @@ def explain_nodes(decision: LoopDecision, objects: ClusterObjects, options: Opti
     verdicts = _Verdicts.of(decision)
     candidates = _candidates(decision)
     unpin_bytes = decision.scale_down.unpin_bytes  # the planner's own count (cost.py)
+    # The throughput the plan's drain deadlines assumed (the flag for a one-off decision).
+    rate = decision.scale_down.unpin_bytes_per_second or options.scale_down.unpin_bytes_per_second
     reports = {n.name: n for n in decision.nodes}
     wanted = set(names)
     pods_by_node: dict[str, list[Pod]] = {}
@@ -244,7 +251,9 @@ def explain_nodes(decision: LoopDecision, objects: ClusterObjects, options: Opti
                                  _utilization(report), options.scale_down.utilization_threshold)
         if verdict in ("Removable", "Unneeded"):
             moves = _moves(candidates.get(name), pods_by_node.get(name, []), "", name, facts)
-            answer = replace(answer, pods=moves, bytes_to_unpin=unpin_bytes.get(name, 0))
+            unpin = unpin_bytes.get(name, 0)
+            answer = replace(answer, pods=moves, bytes_to_unpin=unpin, unpin_seconds=round(unpin / rate, 1),
+                             drain_deadline_seconds=round(drain_deadline(unpin, options, bytes_per_second=rate), 1))
         elif verdict == "Unremovable":
             # Pods matter where they are the reason; a node kept for its utilization or its
             # group's bounds lists none (at 5,000 nodes that would be every pod of the cluster).

@@ -29,7 +29,16 @@ from app.run.dryrun import DryRun, would_do
 from app.run.events import EventEmitter, GroupSize
 from app.run.metrics import Metrics
 from app.run.seams import ActLog, GuardedCluster, GuardedProvider
-from app.run.status import GroupView, NodeView, StatusTracker, group_views, health_ok, unreadable_message
+from app.run.status import (
+    DrainView,
+    GroupView,
+    NodeView,
+    StatusTracker,
+    UnpinThroughputView,
+    group_views,
+    health_ok,
+    unreadable_message,
+)
 from app.run.storage import local_storage_by_group, pods_pending_on_local_storage
 from app.run.taints import taint_counts
 from autoscaler.config import Options
@@ -111,6 +120,8 @@ class LiveLoop:
     _dry: DryRun | None = None
 
     def __post_init__(self) -> None:
+        # What the first drain deadlines will assume, before the first loop reports it.
+        self.metrics.unpin_bytes_per_second.set(self.options.scale_down.unpin_bytes_per_second)
         if self.dry_run:
             self._dry = DryRun(self.cluster, self.provider, self.options)
         else:
@@ -205,13 +216,35 @@ class LiveLoop:
         # One read of the nodes and groups for both the metrics and the status ConfigMap.
         nodes = [NodeView(n.name, n.group, n.readiness) for n in decision.nodes]
         views = group_views(self.provider.node_groups())
+        throughput = self._throughput(decision)
         self._metrics(decision, nodes, views)
+        self.metrics.unpin_bytes_per_second.set(throughput.bytes_per_second)
         unreadable = self._unreadable()
         if self.write_status:
             text = self.status.text(now, nodes, views, decision.scale_down.unneeded, unreadable,
-                                    unremovable=decision.scale_down.unremovable)
+                                    unremovable=decision.scale_down.unremovable, drains=self._drains(decision),
+                                    throughput=throughput)
             with contextlib.suppress(ClusterAPIError):  # informational; the next loop writes it again
                 self.cluster.inner.write_status(text)
+
+    def _throughput(self, decision: LoopDecision) -> UnpinThroughputView:
+        """The unpin throughput the drain deadlines assume: observed on the library loop's drains, or the flag."""
+        prior = self.options.scale_down.unpin_bytes_per_second
+        if self._autoscaler is None:
+            rate = decision.scale_down.unpin_bytes_per_second
+            return UnpinThroughputView(prior if rate is None else rate)
+        observed = self._autoscaler.memory.unpin_throughput
+        return UnpinThroughputView(observed.bytes_per_second(prior), len(observed.observations))
+
+    def _drains(self, decision: LoopDecision) -> list[DrainView]:
+        """The drains in progress (``--dry-run``: the nodes this loop would drain), each with its deadline."""
+        if self._autoscaler is None:
+            floor = self.options.scale_down.max_pod_eviction_seconds
+            return [DrainView(c.node, c.unpin_bytes, c.unpin_seconds,
+                              decision.now + (c.drain_seconds if c.drain_seconds is not None else floor))
+                    for c in decision.scale_down.to_delete]
+        return [DrainView(t.node, t.unpin_bytes, t.unpin_seconds, t.eviction_deadline)
+                for t in self._autoscaler.actuator.tasks.values()]
 
     def _unreadable(self) -> str:
         """Count the objects the view could not convert (metric) and name them (status message)."""

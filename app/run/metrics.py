@@ -12,7 +12,8 @@ scale events) are initialised the same way. CA registers the per-node-group gaug
 only with ``--emit-per-nodegroup-metrics``; they are always registered here.
 
 What CA has no notion of is ours, under ``storage_autoscaler_*``: free and total
-local bytes per node group, pods pending on local storage, leadership and dry run.
+local bytes per node group, pods pending on local storage, the unpin throughput the drain
+deadlines assume (``autoscaler/scaledown/throughput.py``), leadership and dry run.
 The exposition is client_golang's (no ``_created`` series).
 Each ``Metrics`` has its own registry, so tests and several runs in one process
 never share counters.
@@ -127,6 +128,7 @@ class Metrics:
     leader: Gauge = field(init=False)
     dry_run: Gauge = field(init=False)
     unconvertible_objects: Gauge = field(init=False)
+    unpin_bytes_per_second: Gauge = field(init=False)
     _unremovable_reasons: set[str] = field(default_factory=set)
     _backoff_reasons: dict[str, str] = field(default_factory=dict)
     _taint_types: set[str] = field(default_factory=set)
@@ -243,6 +245,10 @@ class Metrics:
             f"{OURS}_unconvertible_objects",
             "Objects the live view could not convert, by kind; the nodes they could pin are not scaled down.",
             ["kind"], registry=r)
+        self.unpin_bytes_per_second = Gauge(
+            f"{OURS}_unpin_bytes_per_second",
+            "Unpin throughput the drain deadlines assume: the slowest of the last drains observed, or "
+            "--storage-unpin-throughput before any.", registry=r)
 
     def _initialise(self) -> None:
         """The zero samples CA's ``InitMetrics`` writes, so rates and alerts have a series from the start."""

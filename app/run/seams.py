@@ -174,6 +174,9 @@ class GuardedGroup:
     def template_node(self) -> Node | None:
         return self.inner.template_node()
 
+    def template_pods(self) -> tuple[Pod, ...]:
+        return self.inner.template_pods()
+
     def increase_size(self, delta: int) -> None:
         _refuse(self.refusal, f"raise node group {self.name} by {delta}")
         before = self.inner.target_size()

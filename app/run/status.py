@@ -24,7 +24,8 @@ from autoscaler.scaledown.unreadable import unreadable_protection
 from cloudproviders.interface import CloudError, NodeGroup
 from kube.model import ClusterObjects
 
-__all__ = ["GroupView", "HealthRule", "NodeView", "StatusTracker", "group_views", "health_ok", "unreadable_message"]
+__all__ = ["DrainView", "GroupView", "HealthRule", "NodeView", "StatusTracker", "UnpinThroughputView", "group_views",
+           "health_ok", "unreadable_message"]
 
 #: Unremovable nodes listed in the status (a ConfigMap holds at most 1 MiB).
 MAX_UNREMOVABLE_LISTED = 100
@@ -40,6 +41,27 @@ class NodeView:
     name: str
     group: str | None
     readiness: str
+
+
+@dataclass(frozen=True, slots=True)
+class DrainView:
+    """A node being drained for removal (or, with ``--dry-run``, chosen): what it unpins and until when."""
+
+    name: str
+    unpin_bytes: int
+    #: The predicted unpin time (s): the bytes over the throughput the plan assumed.
+    unpin_seconds: float
+    #: When the drain is given up (seconds since the epoch): its start plus its drain deadline.
+    deadline: float
+
+
+@dataclass(frozen=True, slots=True)
+class UnpinThroughputView:
+    """The unpin throughput the drain deadlines assume, and whether drains were observed."""
+
+    bytes_per_second: float
+    #: Drains the estimate counted (``autoscaler/scaledown/throughput.py``); 0: the flag.
+    observed_drains: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,11 +139,14 @@ class StatusTracker:
         return {"status": status, **extra, "lastProbeTime": _rfc3339(now), "lastTransitionTime": _rfc3339(since)}
 
     def text(self, now: float, nodes: Sequence[NodeView], groups: Iterable[GroupView],
-             unneeded: Sequence[str], message: str = "", *, unremovable: Sequence[Unremovable] = ()) -> str:
+             unneeded: Sequence[str], message: str = "", *, unremovable: Sequence[Unremovable] = (),
+             drains: Sequence[DrainView] = (), throughput: UnpinThroughputView | None = None) -> str:
         """The ConfigMap's ``status`` value for this loop.
 
         Beyond CA's format, ``clusterWide.scaleDown.unremovableNodes`` lists each node scale-down
-        keeps, with its reason and what blocks it (the first ``MAX_UNREMOVABLE_LISTED`` by name).
+        keeps, with its reason and what blocks it (the first ``MAX_UNREMOVABLE_LISTED`` by name);
+        ``drainingNodes`` each node being drained, with its bytes to unpin, their predicted unpin
+        time and its drain deadline; ``unpinThroughput`` the throughput those deadlines assume.
         """
         unneeded_set = set(unneeded)
         group_list = sorted(groups, key=lambda g: g.name)
@@ -171,6 +196,7 @@ class StatusTracker:
             status["clusterWide"]["scaleDown"]["unremovableNodes"] = [
                 {"name": u.node, "reason": str(u.reason), "blocker": u.detail}
                 for u in kept[:MAX_UNREMOVABLE_LISTED]]
+        status["clusterWide"]["scaleDown"].update(_drains(drains, throughput))
         if group_entries:
             status["nodeGroups"] = group_entries
         return yaml.safe_dump(status, sort_keys=False, default_flow_style=False)
@@ -184,6 +210,21 @@ class StatusTracker:
     def initializing(now: float) -> str:
         """What CA writes before its first loop: ``autoscalerStatus: Initializing``."""
         return yaml.safe_dump({"time": _go_time(now), "autoscalerStatus": "Initializing"}, sort_keys=False)
+
+
+def _drains(drains: Sequence[DrainView], throughput: UnpinThroughputView | None) -> dict[str, Any]:
+    """The scale-down condition's drain fields (ours): times as CA writes its own, RFC 3339."""
+    out: dict[str, Any] = {}
+    if throughput is not None:
+        out["unpinThroughput"] = {"bytesPerSecond": round(throughput.bytes_per_second),
+                                  "source": "observed" if throughput.observed_drains else "--storage-unpin-throughput",
+                                  "observedDrains": throughput.observed_drains}
+    if drains:
+        out["drainingNodes"] = [{"name": d.name, "bytesToUnpin": d.unpin_bytes,
+                                 "predictedUnpinSeconds": round(d.unpin_seconds, 1),
+                                 "drainDeadline": _rfc3339(d.deadline)}
+                                for d in sorted(drains, key=lambda d: d.name)[:MAX_UNREMOVABLE_LISTED]]
+    return out
 
 
 def group_views(groups: Iterable[NodeGroup]) -> list[GroupView]:

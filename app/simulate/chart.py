@@ -1,6 +1,6 @@
-"""``simulate --chart``: nodes, pending pods and storage utilization over simulated time.
+"""``simulate --chart``: nodes, pending pods, storage utilization and bytes being unpinned over simulated time.
 
-One PNG with three stacked panels sharing the time axis; with ``--compare`` both
+One PNG with four stacked panels sharing the time axis; with ``--compare`` both
 runs are drawn, storage-aware solid and upstream dashed. matplotlib is imported
 here only, with the Agg backend (no display needed).
 """
@@ -13,6 +13,8 @@ from app.simulate.runner import RunResult
 
 __all__ = ["write_chart"]
 
+GiB = 2**30
+
 
 def write_chart(runs: Sequence[tuple[str, RunResult]], path: str, title: str) -> None:
     import matplotlib
@@ -20,7 +22,7 @@ def write_chart(runs: Sequence[tuple[str, RunResult]], path: str, title: str) ->
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(3, 1, figsize=(10, 8), sharex=True, constrained_layout=True)
+    fig, axes = plt.subplots(4, 1, figsize=(10, 10), sharex=True, constrained_layout=True)
     styles = ["-", "--", ":"]
     for i, (label, run) in enumerate(runs):
         hours = [p.time / 3600 for p in run.timeline]
@@ -36,10 +38,13 @@ def write_chart(runs: Sequence[tuple[str, RunResult]], path: str, title: str) ->
         storage = [p.storage_utilization * 100 if p.storage_utilization is not None else float("nan")
                    for p in run.timeline]
         axes[2].plot(hours, storage, style, linewidth=2, label=label)
+        axes[3].plot(hours, [p.unpin_bytes_in_flight / GiB for p in run.timeline], style, linewidth=2, label=label)
     axes[0].set_ylabel("nodes")
     axes[1].set_ylabel("pending pods")
     axes[2].set_ylabel("local storage used (%)")
-    axes[2].set_xlabel("simulated time (hours)")
+    axes[3].set_ylabel("bytes in flight (GiB)")
+    axes[3].set_ylim(bottom=0)
+    axes[3].set_xlabel("simulated time (hours)")
     axes[0].set_title(title)
     for ax in axes:
         ax.grid(True, alpha=0.3)

@@ -10,6 +10,7 @@ import os
 import sys
 from typing import Any
 
+from app.gc import collector_paused
 from app.simulate.report import events_text, report, summary, summary_table
 from app.simulate.runner import RunResult, run_scenario, stderr_progress
 from autoscaler.config import ConfigError, Options, ScaleDownOrder
@@ -81,7 +82,8 @@ def _variants(args: argparse.Namespace, options: Options) -> list[tuple[str, Opt
 
 
 def _simulate(args: argparse.Namespace, options: Options) -> int:
-    scenario = load_scenario(args.scenario)
+    with collector_paused():  # the parsed file is one big acyclic tree (app/gc.py)
+        scenario = load_scenario(args.scenario)
     if args.scan_interval is not None:  # the flag, when given, overrides the scenario's scanInterval
         scenario = dataclasses.replace(scenario, scan_interval=options.scan_interval)
     variants = _variants(args, options)

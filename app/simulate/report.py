@@ -3,7 +3,8 @@
 ``summary`` keys are part of the ``--report`` contract (issue 4): ``nodeHours``,
 ``cost``, ``scaleUps``, ``scaleDowns``, ``evictions``, ``dataLossEvents``,
 ``podsPendingAtEnd``, ``maxPendingSeconds``, ``p95PendingSeconds``, ``finalNodes``,
-plus the loop's own wall time per iteration. ``timeline`` has one entry per loop.
+plus the loop's own wall time per iteration. ``timeline`` has one entry per loop, with the
+bytes the drains in progress unpin (``unpinBytesInFlight``).
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def report(run: RunResult) -> dict[str, Any]:
         "dataLoss": [{"time": t - world.start, "node": node, "volume": pv}
                      for t, node, pv in world.metrics.data_loss_events],
         "timeline": [{"time": p.time, "nodes": p.nodes, "pending": p.pending,
-                      "storageUtilization": p.storage_utilization, "loopSeconds": round(p.loop_seconds, 4)}
+                      "storageUtilization": p.storage_utilization, "loopSeconds": round(p.loop_seconds, 4),
+                      "unpinBytesInFlight": p.unpin_bytes_in_flight}
                      for p in run.timeline],
     }
 

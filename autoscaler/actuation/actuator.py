@@ -23,6 +23,9 @@ under the live loop's clock and under simulated time (upstream
    not unpinned them, with or without a guard pod) waits, tainted, up to its drain
    deadline, then is rolled back (storage-semantics 3.7); otherwise delete it
    through its node group. Every deletion, empty, drained or unready, passes here.
+   A drain with bytes to unpin that ends here (unpinned, or given up with them still
+   pinned) is reported with how long it ran, for the loop's estimate of the unpin
+   throughput (``scaledown/throughput.py``).
 6. On any failure, remove the taint again (roll back). An untaint that fails is
    retried every loop until it succeeds or the node is gone, so no node is left
    cordoned by a deletion nobody tracks.
@@ -50,6 +53,8 @@ from autoscaler.actuation.recheck import (
 )
 from autoscaler.actuation.types import ActuationEvent, ActuationKind, ActuationStatus
 from autoscaler.config import Options
+from autoscaler.scaledown.cost import drain_deadline
+from autoscaler.scaledown.throughput import DrainObservation
 from autoscaler.scaledown.types import RemovalCandidate
 from cloudproviders.interface import CloudError, CloudProvider
 from kube.clusterapi import ClusterAPI, ClusterAPIError, Eviction, EvictionResult, NotFound
@@ -88,6 +93,14 @@ class DeletionTask:
     detach_deadline: float | None = None
     #: The wait is over (none left, or given up): not looked at again.
     detach_done: bool = False
+    #: Bytes of migratable local volumes the drain unpins (the plan's count), and their predicted unpin time (s).
+    unpin_bytes: int = 0
+    unpin_seconds: float = 0.0
+    #: The storage guard pods among ``to_evict``: one still refused means the volumes are still pinned.
+    guards: frozenset[PodKey] = frozenset()
+    #: When the last guard was evicted: its budget goes once the driver has unpinned the node's
+    #: volumes, so that is when the unpin ended (the detach wait and the last look come later).
+    guards_gone_at: float | None = None
 
 
 @dataclass(slots=True)
@@ -100,6 +113,8 @@ class _Step:
     view: RemovalView | None = None
     #: The objects ``view`` and the detach wait read, listed once per step.
     objects: ClusterObjects | None = None
+    #: Drains with bytes to unpin that ended in this step (``scaledown/throughput.py``).
+    drains: list[DrainObservation] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -125,10 +140,18 @@ class Actuator:
         seconds = task.eviction_deadline - task.started
         if seconds <= self.options.scale_down.max_pod_eviction_seconds:
             return "--max-pod-eviction-time"
-        return f"the drain deadline ({seconds:g}s, from the bytes to unpin over --storage-unpin-throughput)"
+        return f"the drain deadline ({seconds:g}s, from the bytes to unpin over the unpin throughput)"
 
     def _status(self, step: _Step, started: Sequence[str] = ()) -> ActuationStatus:
-        return ActuationStatus(tuple(step.events), frozenset(self.tasks), tuple(started))
+        in_flight = sum(t.unpin_bytes for t in self.tasks.values())
+        return ActuationStatus(tuple(step.events), frozenset(self.tasks), tuple(started), tuple(step.drains),
+                               in_flight)
+
+    def _observe(self, task: DeletionTask, step: _Step, *, unpinned: bool) -> None:
+        """Report how long the drain of ``task``'s bytes took, or ran before it was given up with them pinned."""
+        if task.unpin_bytes > 0:
+            ended = task.guards_gone_at if unpinned and task.guards_gone_at is not None else step.now
+            step.drains.append(DrainObservation(task.node, task.unpin_bytes, ended - task.started, unpinned))
 
     # --- the loop's entry points -----------------------------------------------------------
 
@@ -162,12 +185,26 @@ class Actuator:
             to_evict = {(p.namespace, p.name): min(p.grace_seconds, cap) for p in pods}
             self.tasks[cand.node] = DeletionTask(
                 cand.node, cand.group, now, now + drain,
-                to_evict, planned_empty=cand.empty, drained=frozenset(to_evict))
+                to_evict, planned_empty=cand.empty, drained=frozenset(to_evict), unpin_bytes=cand.unpin_bytes,
+                unpin_seconds=cand.unpin_seconds, guards=frozenset((p.namespace, p.name) for p in cand.drain.guards))
             self._event(step, cand.node, ActuationKind.TAINTED, f"draining {len(pods)} pod(s)")
             started.append(cand.node)
         for name in started:
             self._advance(self.tasks[name], step)
         return self._status(step, started)
+
+    def slower_unpin(self, bytes_per_second: float) -> None:
+        """Earlier drains showed unpinning is slower: drains under way get the longer deadline that gives.
+
+        A deadline is only ever extended, never shortened: a drain started under a faster
+        estimate would otherwise fail for want of time the observation says it needs.
+        """
+        for task in self.tasks.values():
+            if task.unpin_bytes <= 0:
+                continue
+            task.unpin_seconds = max(task.unpin_seconds, task.unpin_bytes / bytes_per_second)
+            longer = task.started + drain_deadline(task.unpin_bytes, self.options, bytes_per_second=bytes_per_second)
+            task.eviction_deadline = max(task.eviction_deadline, longer)
 
     def cleanup_stale_taints(self, tainted: Sequence[str], now: float) -> ActuationStatus:
         """Remove our taint from nodes no task owns (a restart or a lost rollback), as upstream does."""
@@ -191,6 +228,8 @@ class Actuator:
             self._evict(task, step)
         if task.to_evict:
             if now >= task.eviction_deadline:
+                if task.guards & task.to_evict.keys():
+                    self._observe(task, step, unpinned=False)  # the guard holds until the volumes are unpinned
                 self._rollback(task, step, f"pods not evicted within {self._deadline(task)}: {task.last_refusal}")
             return
         if task.terminating:
@@ -241,9 +280,12 @@ class Actuator:
             return None
         if isinstance(checked, StillPinned):
             if step.now >= task.eviction_deadline:
+                self._observe(task, step, unpinned=False)
                 self._rollback(task, step, f"not deleted within {self._deadline(task)}: {checked.why}")
             return None
+        self._observe(task, step, unpinned=True)
         return checked
+
     def _objects(self, step: _Step) -> ClusterObjects:
         if step.objects is None:
             step.objects = self.cluster.list_objects()
@@ -297,6 +339,8 @@ class Actuator:
                 task.last_refusal = f"{ref}: {message}" if message else ref
                 continue
             grace = task.to_evict.pop(key)
+            if key in task.guards and not task.guards & task.to_evict.keys():
+                task.guards_gone_at = step.now
             if result.outcome is Eviction.EVICTED:
                 task.terminating[key] = step.now + grace + POD_EVICTION_HEADROOM
             step.events.append(ActuationEvent(step.now, task.node, ActuationKind.EVICTED, ref))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from autoscaler.scaledown.throughput import DrainObservation
+
 __all__ = ["ActuationEvent", "ActuationKind", "ActuationStatus"]
 
 
@@ -39,6 +41,10 @@ class ActuationStatus:
     in_progress: frozenset[str] = frozenset()
     #: Nodes whose deletion this step started (tainted).
     started: tuple[str, ...] = ()
+    #: Drains with bytes to unpin that ended this step, for the loop's throughput estimate.
+    drains: tuple[DrainObservation, ...] = ()
+    #: Bytes of local volumes the deletions in progress after this step unpin (the budget's count).
+    unpin_bytes_in_flight: int = 0
 
     @property
     def deleted(self) -> tuple[str, ...]:
@@ -49,5 +55,6 @@ class ActuationStatus:
         return tuple(e.node for e in self.events if e.kind is ActuationKind.FAILED)
 
     def then(self, later: ActuationStatus) -> ActuationStatus:
-        """This step followed by ``later``: events of both, ``later``'s in-progress set."""
-        return ActuationStatus(self.events + later.events, later.in_progress, self.started + later.started)
+        """This step followed by ``later``: events and drains of both, ``later``'s in-progress set and bytes."""
+        return ActuationStatus(self.events + later.events, later.in_progress, self.started + later.started,
+                               self.drains + later.drains, later.unpin_bytes_in_flight)

@@ -84,9 +84,12 @@ def ordered(candidates: Sequence[Candidate], nodes: Mapping[str, Node], pods_by_
     return sorted(candidates, key=key)
 
 
-def drain_deadline(unpin_bytes: int, options: Options, *, failures: int = 0, grace: float = 0.0) -> float:
+def drain_deadline(unpin_bytes: int, options: Options, *, bytes_per_second: float | None = None,
+                   failures: int = 0, grace: float = 0.0) -> float:
     """Seconds a drain may take: predicted unpin time x ``SAFETY_FACTOR``, at least ``--max-pod-eviction-time``.
 
+    ``bytes_per_second``: the throughput observed on earlier drains (``throughput.py``);
+    None: ``--storage-unpin-throughput``.
     ``grace``: the longest termination grace of the pods to move (the driver can unpin a
     volume only once the pod using it is gone, so that time comes before the unpin's).
     ``failures``: the node's deletions that failed in a row. Each doubles the allowance (up to
@@ -98,5 +101,6 @@ def drain_deadline(unpin_bytes: int, options: Options, *, failures: int = 0, gra
     sd = options.scale_down
     if not unpin_bytes:
         return sd.max_pod_eviction_seconds
+    rate = sd.unpin_bytes_per_second if bytes_per_second is None else bytes_per_second
     allowance = SAFETY_FACTOR * float(2 ** min(max(failures, 0), MAX_DOUBLINGS))
-    return max(sd.max_pod_eviction_seconds, grace + allowance * unpin_bytes / sd.unpin_bytes_per_second)
+    return max(sd.max_pod_eviction_seconds, grace + allowance * unpin_bytes / rate)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from autoscaler.scaledown.throughput import UnpinThroughput
 from simulator.drainability import NodeDrain
 
 if TYPE_CHECKING:
@@ -86,6 +87,8 @@ class RemovalCandidate:
     unpin_bytes: int = 0
     #: How long its drain may take before it is given up (s); None: ``--max-pod-eviction-time``.
     drain_seconds: float | None = None
+    #: The predicted unpin time (s): ``unpin_bytes`` over the throughput the plan assumed.
+    unpin_seconds: float = 0.0
 
     @property
     def empty(self) -> bool:
@@ -113,6 +116,9 @@ class ScaleDownPlan:
     #: node -> bytes of migratable local volumes its removal would unpin, as the pass ordered
     #: candidates by them (``cost.py``); ``explain`` reads it rather than count again.
     unpin_bytes: Mapping[str, int] = field(default_factory=dict)
+    #: The unpin throughput (bytes/s) the drain deadlines assumed: observed on earlier drains
+    #: (``throughput.py``), or ``--storage-unpin-throughput``; None: not planned (the flag).
+    unpin_bytes_per_second: float | None = None
 
     @classmethod
     def skipped(cls, why: str, unneeded_since: Mapping[str, float] | None = None,
@@ -142,3 +148,5 @@ class ScaleDownMemory:
     #: node -> its deletions that failed in a row (a drain given up at its deadline, mostly);
     #: each doubles the node's next drain deadline (``cost.drain_deadline``).
     drain_failures: Mapping[str, int] = field(default_factory=dict)
+    #: The unpin throughput observed on earlier drains (``throughput.py``).
+    unpin_throughput: UnpinThroughput = field(default_factory=UnpinThroughput)

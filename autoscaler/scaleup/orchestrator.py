@@ -28,6 +28,7 @@ from autoscaler.clusterstate import Readiness
 from autoscaler.context import LoopContext, is_expendable
 from autoscaler.expander import ExpanderContext, ExpansionOption, build_chain
 from autoscaler.scaleup.balancing import similar_groups, split_between
+from autoscaler.scaleup.equivalence import EquivalenceKey, EquivalenceKeys
 from autoscaler.scaleup.types import Cause, Increase, Refusal, ScaleUpDraft, ScaleUpPlan, ScaleUpResult
 from autoscaler.templates import TemplateNode, instantiate
 from cloudproviders.interface import price_of
@@ -58,34 +59,32 @@ def pending_pods(sim: LoopContext) -> tuple[list[Pod], list[Pod]]:
     return pending, unprocessed
 
 
-def _equivalence_key(pod: Pod, plan: VolumePlan) -> tuple[object, ...]:
-    owner = pod.owner.uid or f"{pod.owner.kind}/{pod.owner.name}" if pod.owner else pod.ref
-    return (pod.namespace, owner, pod.requests, id(pod.scheduling), plan.key, frozenset(pod.labels.items()))
-
-
-def _group(pods: Sequence[Pod], plans: dict[str, VolumePlan]) -> list[PodGroup]:
-    groups: dict[tuple[object, ...], list[Pod]] = {}
+def _group(pods: Sequence[Pod], plans: dict[str, VolumePlan], keys: EquivalenceKeys) -> list[PodGroup]:
+    groups: dict[EquivalenceKey, list[Pod]] = {}
     for pod in pods:
-        groups.setdefault(_equivalence_key(pod, plans[pod.ref]), []).append(pod)
+        groups.setdefault(keys.of(pod), []).append(pod)
     return [PodGroup(tuple(g), tuple(plans[p.ref] for p in g)) for g in groups.values()]
 
 
 def filter_out_schedulable(sim: LoopContext, pods: list[Pod], plans: dict[str, VolumePlan],
-                           placed: list[tuple[Pod, str]] | None = None) -> tuple[list[Pod], list[Pod], list[Pod]]:
+                           placed: list[tuple[Pod, str]] | None = None, *,
+                           keys: EquivalenceKeys | None = None) -> tuple[list[Pod], list[Pod], list[Pod]]:
     """Place what fits on existing/upcoming nodes (committed); return (existing, upcoming, left).
 
-    ``placed`` collects (pod, node name) for every placement made.
+    ``placed`` collects (pod, node name) for every placement made; ``keys``: the pods'
+    equivalence keys (built here from ``plans`` when not given).
     """
     checker, snap = sim.checker, sim.snapshot
+    keys = keys if keys is not None else EquivalenceKeys(plans)
     order = sorted(range(len(pods)), key=lambda i: (-pods[i].priority, i))
-    failed: set[tuple[object, ...]] = set()
+    failed: set[EquivalenceKey] = set()
     on_existing: list[Pod] = []
     on_upcoming: list[Pod] = []
     left: list[Pod] = []
     for i in order:
         pod = pods[i]
         plan = plans[pod.ref]
-        key = _equivalence_key(pod, plan)
+        key = keys.of(pod)
         if key in failed:
             left.append(pod)
             continue
@@ -166,12 +165,13 @@ def plan_scale_up(sim: LoopContext, estimator: Estimator) -> ScaleUpPlan:
     # Filter-out-schedulable's placements stay in the snapshot for the rest of the loop:
     # upstream's PodListProcessor packs them into the cluster snapshot that scale-down
     # then plans on, so a node a pending pod was just fitted onto is not found empty.
-    out.fits_existing, out.fits_upcoming, left = filter_out_schedulable(sim, pending, plans, out.placed)
+    keys = EquivalenceKeys(plans)
+    out.fits_existing, out.fits_upcoming, left = filter_out_schedulable(sim, pending, plans, out.placed, keys=keys)
     if not left:
         return out.freeze()
     sim.snapshot.fork()  # the estimator's template nodes and placements are scale-up's alone
     try:
-        return _expand(sim, left, plans, estimator, out).freeze()
+        return _expand(sim, _group(left, plans, keys), left, estimator, out).freeze()
     finally:
         sim.snapshot.revert()
 
@@ -274,9 +274,11 @@ def estimate_options(sim: LoopContext, eligible: Sequence[Eligible], estimator: 
         estimate = estimator.estimate(group.helpable, group.template.node, new_node, cap)
         if estimate.node_count == 0:
             continue
-        helped = {p.ref for p in estimate.scheduled}
-        _refuse(refusals, (p for p in helpable_pods if p.ref not in helped), group.name,
-                Refusal("the estimator's node limit was reached before this pod was placed", Cause.ESTIMATOR_LIMIT))
+        if len(estimate.scheduled) < len(helpable_pods):  # it places helpable pods only, each once
+            helped = {p.ref for p in estimate.scheduled}
+            _refuse(refusals, (p for p in helpable_pods if p.ref not in helped), group.name,
+                    Refusal("the estimator's node limit was reached before this pod was placed",
+                            Cause.ESTIMATOR_LIMIT))
         options.append(ExpansionOption(group.name, estimate.node_count, estimate.scheduled, group.template.node,
                                        price_of(sim.state.groups[group.name]), group.template.storage_known,
                                        estimate.local_bytes))
@@ -326,9 +328,8 @@ def cap_and_balance(sim: LoopContext, best: ExpansionOption, similar: Sequence[s
             by_group[best.group] = waiting
 
 
-def _expand(sim: LoopContext, left: list[Pod], plans: dict[str, VolumePlan], estimator: Estimator,
+def _expand(sim: LoopContext, pod_groups: list[PodGroup], left: list[Pod], estimator: Estimator,
             out: ScaleUpDraft) -> ScaleUpDraft:
-    pod_groups = _group(left, plans)
     refusals: Refusals = {p.ref: {} for p in left}
     eligible = eligible_groups(sim, pod_groups, refusals)
     out.options, similar_by_group = estimate_options(sim, eligible, estimator, refusals)

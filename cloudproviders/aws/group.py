@@ -31,7 +31,8 @@ from cloudproviders.aws.tags import group_options, labels_from_tags
 from cloudproviders.aws.template import InstanceTypeInfo, build_template, static_instance_type
 from cloudproviders.deletable import check_deletable
 from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState, NotFound
-from kube.model import Node
+from cloudproviders.template_pods import kube_proxy_pod
+from kube.model import Node, Pod
 from kube.names import StorageNames
 
 __all__ = ["AsgNodeGroup", "InstanceTypes"]
@@ -177,6 +178,9 @@ class AsgNodeGroup:
                 log.warning("no cloud template for node group", extra={"node_group": self.name, "error": str(error)})
                 return None
         return self._template
+
+    def template_pods(self) -> tuple[Pod, ...]:
+        return (kube_proxy_pod(self.name),)
 
     def _build_template(self) -> Node:
         if not self._state.zones:

@@ -22,7 +22,8 @@ from cloudproviders.azure.vmss import vmss_facts
 from cloudproviders.deletable import check_deletable
 from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState
 from cloudproviders.shrink import plan_shrink
-from kube.model import Node
+from cloudproviders.template_pods import kube_proxy_pod
+from kube.model import Node, Pod
 from kube.names import StorageNames
 
 __all__ = ["VmssGroup", "instance_id_of"]
@@ -154,6 +155,9 @@ class VmssGroup:
     def template_node(self) -> Node | None:
         info = self._template_info()
         return info.node if info is not None else None
+
+    def template_pods(self) -> tuple[Pod, ...]:
+        return (kube_proxy_pod(self.name),)
 
     def group_options(self) -> GroupOptions:
         """From the tags alone: upstream reads options even when no template can be built (``GetOptions``)."""

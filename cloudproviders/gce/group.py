@@ -24,7 +24,8 @@ from cloudproviders.gce.settings import MigRef, parse_instance_url
 from cloudproviders.gce.template import GroupTemplate, build_template
 from cloudproviders.interface import CloudError, GroupOptions, Instance, InstanceState
 from cloudproviders.shrink import plan_shrink
-from kube.model import Node
+from cloudproviders.template_pods import kube_proxy_pod
+from kube.model import Node, Pod
 from kube.names import StorageNames
 
 __all__ = ["MigGroup", "provider_id"]
@@ -171,6 +172,9 @@ class MigGroup:
     def template_node(self) -> Node | None:
         info = self._template_info()
         return info.node.node if info is not None and info.node is not None else None
+
+    def template_pods(self) -> tuple[Pod, ...]:
+        return (kube_proxy_pod(self.name),)
 
     def group_options(self) -> GroupOptions:
         info = self._template_info()

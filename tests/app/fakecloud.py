@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from cloudproviders.config import ProviderConfig
 from cloudproviders.interface import CloudError, CloudProvider, Instance, InstanceState, NodeGroup
-from kube.model import Node
+from kube.model import Node, Pod
 from tests.fakeapi import FakeState
 
 __all__ = ["CLOUDS", "FakeCloud", "build_provider"]
@@ -62,6 +62,9 @@ class FakeGroup:
 
     def template_node(self) -> Node | None:
         return None
+
+    def template_pods(self) -> tuple[Pod, ...]:
+        return ()
 
     def increase_size(self, delta: int) -> None:
         if self.target_size() + delta > self.high:

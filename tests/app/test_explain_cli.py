@@ -37,6 +37,21 @@ def test_text_explains_a_node_with_destinations_and_bytes(cli: Run) -> None:
     assert "default/cache-0 -> nvme-2, unpins 100Gi" in out
 
 
+@pytest.mark.parametrize(("flags", "predicted", "deadline"), [
+    pytest.param([], 100.0, 200.0, id="100Gi-at-the-default-1Gi-per-s"),
+    pytest.param(["--storage-unpin-throughput=4Gi"], 25.0, 120.0, id="fast-driver-max-pod-eviction-time"),
+])
+def test_a_removable_node_shows_its_predicted_unpin_time_and_drain_deadline(
+        cli: Run, flags: list[str], predicted: float, deadline: float) -> None:
+    code, out, _ = cli(["explain", DOWN, "node/nvme-1", NOW, *flags])
+    assert code == 0
+    [node] = json.loads(out)["nodes"]
+    assert node["bytesToUnpin"] == 100 * 2**30
+    assert (node["predictedUnpinSeconds"], node["drainDeadlineSeconds"]) == (predicted, deadline)
+    code, out, _ = cli(["explain", DOWN, "node/nvme-1", NOW, "--output=text", *flags])
+    assert f"  predicted unpin time {predicted:g}s, drain deadline {deadline:g}s" in out.splitlines()
+
+
 def test_a_pod_target_and_a_node_target_together(cli: Run) -> None:
     code, out, _ = cli(["explain", DOWN, "pod/default/cache-0", "node/nvme-2", NOW])
     doc = json.loads(out)

@@ -160,3 +160,37 @@ def test_the_unconvertible_gauge_counts_by_kind() -> None:
     read = metrics.registry.get_sample_value
     assert read("storage_autoscaler_unconvertible_objects", {"kind": "PersistentVolume"}) == 1.0
     assert read("storage_autoscaler_unconvertible_objects", {"kind": "Pod"}) == 0.0, "gone: back to 0"
+
+
+def test_the_unpin_throughput_of_the_failed_drains_reaches_the_gauge_and_the_status(
+        run: tuple[FakeAPIServer, FakeCloud, list[str]]) -> None:
+    """The drain of ``general-1`` fails at its deadline every time (nothing unpins ``data-pv``):
+    each failure says unpinning runs slower than 10Gi over the time it was given, so
+    ``storage_autoscaler_unpin_bytes_per_second`` and the status drop below the flag (1Pi/s)."""
+    server, _, flags = run
+    server.state.put_all(_pinned_rok_volume())
+    port = int(flags[-1].rsplit(":", 1)[1])
+    prior = 2.0**50
+    seen: list[float] = []
+
+    def scrape() -> None:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (seen and 0 < seen[-1] < prior):
+            with contextlib.suppress(OSError), urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/metrics", timeout=2) as response:
+                for line in response.read().decode().splitlines():
+                    if line.startswith("storage_autoscaler_unpin_bytes_per_second "):
+                        seen.append(float(line.split()[1]))
+            time.sleep(0.02)
+
+    scraper = threading.Thread(target=scrape, daemon=True)
+    scraper.start()
+    assert main(["run", *flags, "--max-pod-eviction-time=1s", "--storage-unpin-throughput=1Pi",
+                 "--max-loops=25"]) == 0
+    scraper.join(timeout=25)
+    assert prior in seen, "the flag before any drain"
+    assert 0 < seen[-1] <= 10 * 2**30, "at most 10Gi over the 1s the first drain was given"
+    status = yaml.safe_load(server.state.get("ConfigMap", "cluster-autoscaler-status", "kube-system")["data"]["status"])
+    throughput = status["clusterWide"]["scaleDown"]["unpinThroughput"]
+    assert throughput["source"] == "observed" and throughput["observedDrains"] >= 1
+    assert throughput["bytesPerSecond"] <= 10 * 2**30

@@ -191,3 +191,16 @@ def test_transient_errors_are_retried(harness: Harness, operation: Operation, ki
         harness.fail_next(operation, kind)
         general.delete_nodes([harness.node_for(general.instances()[0])])
         assert general.target_size() == 1
+
+
+#: Pods each provider's template runs besides DaemonSet pods: upstream's AWS, GCE and Azure
+#: templates carry a kube-proxy mirror pod (``cloudprovider.BuildKubeProxy``); the emulator's
+#: ``NodeGroup`` objects say all a node runs in their template (plan contract).
+TEMPLATE_PODS = {"emulator": [], "aws": [("kube-system", 100, True)], "gce": [("kube-system", 100, True)],
+                 "azure": [("kube-system", 100, True)]}
+
+
+def test_template_pods_are_upstreams(harness: Harness, request: pytest.FixtureRequest) -> None:
+    pods = group_named(harness.provider(), NVME).template_pods()
+    assert [(p.namespace, p.requests.cpu, p.is_mirror) for p in pods] == TEMPLATE_PODS[request.node.callspec.id]
+    assert all(p.name.startswith("kube-proxy-") and p.labels["component"] == "kube-proxy" for p in pods)

@@ -36,10 +36,18 @@ class RecordingChecker(PredicateChecker):
     """The estimator's checker, noting every placement (the snapshot is reverted afterwards)."""
 
     placed: list[tuple[str, Pod, int]]
+    #: How many pods each ``place_copies`` placed together.
+    runs: list[int]
 
     def place(self, pod: Pod, plan: VolumePlan, idx: int) -> int:
         self.placed.append((self.snapshot.nodes[idx].name, pod, self.local_bytes_on(pod, plan, idx)))
         return super().place(pod, plan, idx)
+
+    def place_copies(self, pods: Sequence[Pod], plan: VolumePlan, idx: int) -> int:
+        self.runs.append(len(pods))
+        for each in pods:
+            self.placed.append((self.snapshot.nodes[idx].name, each, self.local_bytes_on(each, plan, idx)))
+        return super().place_copies(pods, plan, idx)
 
 
 def setup(wants: Sequence[Want], *, storage_aware: bool = True, live: Sequence[Node] = ()
@@ -47,7 +55,7 @@ def setup(wants: Sequence[Want], *, storage_aware: bool = True, live: Sequence[N
     claims = [pvc(f"{w.owner}-{i}", w.local) for w in wants if w.local for i in range(w.count)]
     w = world(cluster(storage_class(), *claims, *live), storage_aware=storage_aware)
     checker = RecordingChecker(w.snapshot, w.volumes)
-    checker.placed = []
+    checker.placed, checker.runs = [], []
     groups = []
     for want in wants:
         pods = tuple(
@@ -241,3 +249,26 @@ def test_first_fit_position_with_pod_constraints(term: str) -> None:
     assert linear == plain
     if term == "antiAffinity":
         assert len({name for name, _, _ in linear}) == 6, "one pod per node under hostname anti-affinity"
+
+
+@pytest.mark.parametrize("budget", [pytest.param(b, id=f"budget-{b}-ticks") for b in (0.5, 3.5, 7.5, 13.5, 40.5)])
+def test_time_budget_ends_where_pods_placed_one_by_one_would(budget: float) -> None:
+    """Pods placed together on a node still read the clock once each: the budget runs out at the same pod."""
+
+    def run(linear: bool) -> tuple[bool, list[tuple[str, str, int]]]:
+        ticks = itertools.count()
+        _, checker, groups = setup([Want("web", 12, cpu="500m"), Want("db", 3, cpu="1", local="100Gi")])
+        made = copies(DISK_250)
+        estimator = BinpackingEstimator(checker, time_budget=budget, clock=lambda: float(next(ticks)),
+                                        first_fit_position=linear)
+        result = estimator.estimate(groups, DISK_250, lambda i: next(made), 10)
+        return result.timed_out, [(name, p.ref, local) for name, p, local in checker.placed]
+
+    assert run(True) == run(False)
+
+
+def test_pods_of_a_group_go_to_one_node_in_one_step() -> None:
+    """A group that fills whole nodes is placed a node at a time (one ``place_copies`` per node)."""
+    result, checker = estimate([Want("web", 10, cpu="1")], node("t", cpu="4"))
+    assert (result.node_count, checker.runs) == (3, [4, 4, 2])
+    assert len(checker.placed) == 10

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kube.model import Pod
 from simulator.snapshot import ClusterSnapshot
 from tests.factories import (
     GiB,
@@ -197,14 +199,61 @@ def test_place_consumes_a_topolvm_pool_and_revert_restores_it() -> None:
     assert (snap.free_local[0], snap.pool_free(POOL)[0]) == (100 * GiB, 90 * GiB)
 
 
+# --- add_copies: equivalent pods in one step, as add_pod one by one ------------------------------
+
+
+def _copies(count: int, prefix: str = "c", **kw: Any) -> list[Pod]:
+    return [pod(f"{prefix}{i}", **kw) for i in range(count)]
+
+
+@pytest.mark.parametrize(("pods", "local", "pools"), [
+    pytest.param(_copies(3, cpu="500m", memory="1Gi"), 0, (), id="cpu-and-memory"),
+    pytest.param(_copies(2, ephemeral="1Gi", extended={DEVICE: "1"}), 0, (), id="ephemeral-and-extended"),
+    pytest.param(_copies(4, cpu="100m"), 10 * GiB, ((POOL, 5 * GiB),), id="local-bytes-and-a-pool"),
+    pytest.param(_copies(2, host_ports=[8080], affinity=pod_affinity({"app": "x"}, anti=True)), 0, (),
+                 id="host-ports-and-anti-affinity-are-indexed"),
+    pytest.param(_copies(1), 0, (), id="one-copy"),
+    pytest.param([], 0, (), id="no-copies-change-nothing"),
+])
+def test_add_copies_equals_add_pod_one_by_one_and_reverts(pods: list[Pod], local: int,
+                                                           pools: tuple[tuple[str, int], ...]) -> None:
+    one_by_one, together = base(), base()
+    before = state(together)
+    for subject in pods:
+        one_by_one.add_pod(subject, 0, local_bytes=local, pools=pools)
+    together.fork()
+    together.add_copies(pods, 0, local, pools)
+    assert state(together) == state(one_by_one)
+    together.revert()
+    assert state(together) == before
+
+
+def test_add_copies_is_undone_with_the_pods_placed_after_it() -> None:
+    snap = base()
+    before = state(snap)
+    snap.fork()
+    snap.add_pod(pod("first"), 0)
+    snap.add_copies(_copies(3, cpu="100m"), 0, 1 * GiB)
+    snap.add_pod(pod("last"), 0)
+    snap.fork()
+    snap.add_copies(_copies(2, cpu="200m"), 1)
+    snap.revert()
+    assert [p.name for p in snap.pods_on[0]] == ["a", "first", "c0", "c1", "c2", "last"]
+    assert snap.free_cpu[1] == 4000 - 1000
+    snap.revert()
+    assert state(snap) == before
+
+
 # --- property: any sequence of operations inside a fork is undone by revert ----------------------
 
 _node_op = st.tuples(st.just("node"), st.integers(1, 16), st.integers(1, 64), st.integers(1, 8),
                      st.one_of(st.none(), st.integers(0, 500)), st.integers(0, 3))
 _pod_op = st.tuples(st.just("pod"), st.integers(0, 1000), st.integers(0, 4000), st.integers(0, 4),
                     st.integers(0, 200), st.integers(0, 2), st.booleans(), st.booleans())
+_copies_op = st.tuples(st.just("copies"), st.integers(0, 1000), st.integers(0, 4), st.integers(0, 500),
+                       st.integers(0, 60))
 _other_op = st.tuples(st.sampled_from(["disable", "fork", "commit", "revert"]), st.integers(0, 1000))
-OPS = st.lists(st.one_of(_node_op, _pod_op, _other_op), max_size=60)
+OPS = st.lists(st.one_of(_node_op, _pod_op, _copies_op, _other_op), max_size=60)
 
 
 @settings(max_examples=80, deadline=None, database=None)
@@ -229,6 +278,10 @@ def test_revert_restores_every_array_exactly(ops: list[tuple[Any, ...]]) -> None
                           affinity=pod_affinity({"app": "x"}, anti=True) if anti else None)
             snap.add_pod(subject, where % snap.count, local_bytes=local * GiB,
                          pools=[(POOL, local * GiB)] if local % 3 else ())
+        elif kind == "copies":
+            _, where, count, cpu_m, local = op
+            snap.add_copies(_copies(count, f"s{serial}-", cpu=f"{cpu_m}m", host_ports=[80] if count % 2 else ()),
+                            where % snap.count, local * GiB, [(POOL, local * GiB)] if local % 3 else ())
         elif kind == "disable":
             snap.disable_node(op[1] % snap.count)
         elif kind == "fork":
