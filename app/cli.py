@@ -76,8 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("scenario", metavar="SCENARIO", help="scenario YAML (snapshot objects + one Scenario)")
     sim.add_argument("--report", metavar="FILE.json", help="write the machine-readable report here")
     sim.add_argument("--chart", metavar="FILE.png", help="draw nodes, pending pods and storage use over time")
-    sim.add_argument("--compare", action="store_true",
-                     help="run twice, storage-aware and --storage-aware=false, and compare")
+    compare = sim.add_mutually_exclusive_group()
+    compare.add_argument("--compare", action="store_true",
+                         help="run twice, storage-aware and --storage-aware=false, and compare")
+    compare.add_argument("--compare-order", action="store_true",
+                         help="run twice, storage-aware both times, with --scale-down-order=disruption-cost "
+                              "and =upstream, and compare")
     sim.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     sim.add_argument("--seed", type=int, default=0, help="seed of the simulated world")
     sim.add_argument("--max-simulated-loops", type=int, default=DEFAULT_MAX_LOOPS, metavar="N",

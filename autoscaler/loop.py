@@ -157,6 +157,11 @@ class Autoscaler:
             memory = dataclasses.replace(memory, last_scale_down=now)
         if status.failed:
             memory = dataclasses.replace(memory, last_failure=now)
+        if status.failed or status.deleted:
+            failures = {n: k for n, k in memory.drain_failures.items() if n not in status.deleted}
+            for node in status.failed:
+                failures[node] = failures.get(node, 0) + 1
+            memory = dataclasses.replace(memory, drain_failures=failures)
         self.memory = memory
 
     def _provision_limit(self, group: NodeGroup) -> float:

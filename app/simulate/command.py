@@ -1,4 +1,5 @@
-"""``python -m autoscaler simulate SCENARIO [flags]``: run, summarize, report, chart, compare."""
+"""``python -m autoscaler simulate SCENARIO [flags]``: run, summarize, report, chart, compare (``--compare``:
+storage-aware against upstream CA; ``--compare-order``: the two scale-down orders, both storage-aware)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from app.gc import collector_paused
 from app.simulate.report import events_text, report, summary, summary_table
 from app.simulate.runner import RunResult, run_scenario, stderr_progress
-from autoscaler.config import ConfigError, Options
+from autoscaler.config import ConfigError, Options, ScaleDownOrder
 from emulator.scenario import load_scenario
 from kube.convert import InputError
 
@@ -68,15 +69,24 @@ def check_loop_count(duration: float, scan_interval: float, variants: int, limit
         f"(or the scenario's scanInterval), shorten the duration, or raise --max-simulated-loops")
 
 
+def _variants(args: argparse.Namespace, options: Options) -> list[tuple[str, Options]]:
+    """The runs to compare: one; storage-aware and upstream (``--compare``); or both scale-down orders."""
+    if args.compare:
+        return [("storage-aware", dataclasses.replace(options, storage_aware=True)),
+                ("upstream", dataclasses.replace(options, storage_aware=False))]
+    if args.compare_order:
+        return [(order.value, dataclasses.replace(options, storage_aware=True,
+                                                  scale_down=dataclasses.replace(options.scale_down, order=order)))
+                for order in (ScaleDownOrder.DISRUPTION_COST, ScaleDownOrder.UPSTREAM)]
+    return [("storage-aware" if options.storage_aware else "upstream", options)]
+
+
 def _simulate(args: argparse.Namespace, options: Options) -> int:
     with collector_paused():  # the parsed file is one big acyclic tree (app/gc.py)
         scenario = load_scenario(args.scenario)
     if args.scan_interval is not None:  # the flag, when given, overrides the scenario's scanInterval
         scenario = dataclasses.replace(scenario, scan_interval=options.scan_interval)
-    variants = [("storage-aware" if options.storage_aware else "upstream", options)]
-    if args.compare:
-        variants = [("storage-aware", dataclasses.replace(options, storage_aware=True)),
-                    ("upstream", dataclasses.replace(options, storage_aware=False))]
+    variants = _variants(args, options)
     check_loop_count(scenario.duration, scenario.scan_interval, len(variants), args.max_simulated_loops)
     runs: list[tuple[str, RunResult]] = []
     for label, opts in variants:

@@ -17,6 +17,13 @@ stateful pods restart. Storage-aware, the cheaper go first:
 Empty nodes still come first, as upstream. Among candidates that can all go nothing
 changes; the drain deadline of each chosen node follows its predicted unpin time
 (``drain_deadline``).
+
+Stable from loop to loop without memory: the cost order is a function of what the loop
+sees, equal costs broken by name, so the same cluster gives the same order every loop and a
+node's place changes only when its cost does (which also keeps the removal pass replayable,
+``replay.py``). Upstream steadies its arbitrary order by putting last loop's unneeded nodes
+first (``processors/scaledowncandidates/previouscandidates``); the upstream order here is by
+name, stable by itself, and does not model that step.
 """
 
 from __future__ import annotations
@@ -28,13 +35,16 @@ from autoscaler.config import Options, ScaleDownOrder
 from autoscaler.scaledown.eligibility import Candidate
 from kube.model import Node, Pod
 
-__all__ = ["RESTART_SECONDS", "SAFETY_FACTOR", "DisruptionCost", "disruption_cost", "drain_deadline", "ordered"]
+__all__ = ["MAX_DOUBLINGS", "RESTART_SECONDS", "SAFETY_FACTOR", "DisruptionCost", "disruption_cost",
+           "drain_deadline", "ordered"]
 
 #: What one restarting pod weighs, in seconds of disruption (a stateful pod's restart and
 #: catch-up); it makes pod count the measure between nodes with equal bytes to unpin.
 RESTART_SECONDS = 10.0
 #: Drains get this many times their predicted unpin time before they are given up.
 SAFETY_FACTOR = 2.0
+#: A node's failed deletions double its next deadline at most this many times (x16).
+MAX_DOUBLINGS = 4
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -74,12 +84,23 @@ def ordered(candidates: Sequence[Candidate], nodes: Mapping[str, Node], pods_by_
     return sorted(candidates, key=key)
 
 
-def drain_deadline(unpin_bytes: int, options: Options, *, bytes_per_second: float | None = None) -> float:
+def drain_deadline(unpin_bytes: int, options: Options, *, bytes_per_second: float | None = None,
+                   failures: int = 0, grace: float = 0.0) -> float:
     """Seconds a drain may take: predicted unpin time x ``SAFETY_FACTOR``, at least ``--max-pod-eviction-time``.
 
     ``bytes_per_second``: the throughput observed on earlier drains (``throughput.py``);
     None: ``--storage-unpin-throughput``.
+    ``grace``: the longest termination grace of the pods to move (the driver can unpin a
+    volume only once the pod using it is gone, so that time comes before the unpin's).
+    ``failures``: the node's deletions that failed in a row. Each doubles the allowance (up to
+    ``MAX_DOUBLINGS``), as upstream doubles a node group's backoff after each failed scale-up
+    (``utils/backoff/exponential_backoff.go``): a driver slower than predicted unpins all of a
+    volume or nothing (a cancelled snapshot starts over), so the same deadline would fail the
+    same node at every attempt.
     """
     sd = options.scale_down
+    if not unpin_bytes:
+        return sd.max_pod_eviction_seconds
     rate = sd.unpin_bytes_per_second if bytes_per_second is None else bytes_per_second
-    return max(sd.max_pod_eviction_seconds, SAFETY_FACTOR * unpin_bytes / rate)
+    allowance = SAFETY_FACTOR * float(2 ** min(max(failures, 0), MAX_DOUBLINGS))
+    return max(sd.max_pod_eviction_seconds, grace + allowance * unpin_bytes / rate)

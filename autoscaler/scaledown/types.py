@@ -145,5 +145,8 @@ class ScaleDownMemory:
     deletions_in_progress: frozenset[str] = frozenset()
     #: The last removal pass, reused while nothing it read has changed (``reuse.py``).
     last_pass: PassRecord | None = None
+    #: node -> its deletions that failed in a row (a drain given up at its deadline, mostly);
+    #: each doubles the node's next drain deadline (``cost.drain_deadline``).
+    drain_failures: Mapping[str, int] = field(default_factory=dict)
     #: The unpin throughput observed on earlier drains (``throughput.py``).
     unpin_throughput: UnpinThroughput = field(default_factory=UnpinThroughput)
