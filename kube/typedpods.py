@@ -26,9 +26,10 @@ from msgspec import Raw, Struct
 from kube.convert.fields import INT32_MAX, as_int, parse_time
 from kube.convert.memo import Memo, Memos
 from kube.convert.pods import DAEMONSET_POD_ANNOTATION, controller_ref, pod_scheduling, pod_volumes
-from kube.convert.resources import cpu_memory_requests, pod_requests
+from kube.convert.resources import pod_requests
 from kube.model import EMPTY_SCHEDULING, OwnerRef, Pod, PodScheduling, Resources, VolumeSource
 from kube.names import MIRROR_ANNOTATION, POD_DELETION_COST, SAFE_TO_EVICT, SAFE_TO_EVICT_LOCAL_VOLUMES, annotation_int
+from kube.quantity import parse_cpu_millis, parse_quantity
 from kube.rawfields import ABSENT, Declined, decode_any, raw_value
 
 __all__ = ["PodDecoder"]
@@ -234,7 +235,14 @@ class PodDecoder:
             if not res.limits and requests is not None and len(requests) == 2:
                 cpu, memory = requests.get("cpu"), requests.get("memory")
                 if cpu is not None and memory is not None:
-                    return cpu_memory_requests(cpu, memory, "spec.containers[0]", self.memos.requests)
+                    # ``cpu_memory_requests`` inlined (both are strings here, so always memoized):
+                    # a bad quantity raises and the dict path names it.
+                    memo = self.memos.requests
+                    key = (cpu, memory)
+                    cached = memo.get(key)
+                    if cached is None:
+                        cached = memo.put(key, Resources(parse_cpu_millis(cpu), parse_quantity(memory)))
+                    return cached
         key = (tuple(_resources_key(c.resources) for c in containers),
                tuple((_resources_key(c.resources), c.restartPolicy) for c in spec.initContainers or ()),
                bytes(spec.overhead))
@@ -244,10 +252,15 @@ class PodDecoder:
         return cached
 
     def _pod_scheduling(self, spec: _Spec, namespace: str, labels: dict[str, str]) -> PodScheduling:
-        ports = [c.ports for c in spec.containers or () if len(c.ports)]
-        sidecar_ports = [(c.ports, c.restartPolicy) for c in spec.initContainers or () if len(c.ports)]
         selector, affinity, tolerations, spread = (spec.nodeSelector, spec.affinity, spec.tolerations,
                                                    spec.topologySpreadConstraints)
+        containers = spec.containers
+        if (containers is not None and len(containers) == 1 and not len(containers[0].ports)
+                and spec.initContainers is None
+                and not (len(selector) or len(affinity) or len(tolerations) or len(spread))):
+            return EMPTY_SCHEDULING  # the common pod, without the lists below
+        ports = [c.ports for c in spec.containers or () if len(c.ports)]
+        sidecar_ports = [(c.ports, c.restartPolicy) for c in spec.initContainers or () if len(c.ports)]
         if not (ports or sidecar_ports or len(selector) or len(affinity) or len(tolerations) or len(spread)):
             return EMPTY_SCHEDULING
         key = (namespace, tuple(bytes(p) for p in ports), tuple((bytes(p), r) for p, r in sidecar_ports),
