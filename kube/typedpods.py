@@ -238,10 +238,10 @@ class PodDecoder:
                     # ``cpu_memory_requests`` inlined (both are strings here, so always memoized):
                     # a bad quantity raises and the dict path names it.
                     memo = self.memos.requests
-                    key = (cpu, memory)
-                    cached = memo.get(key)
+                    pair = (cpu, memory)
+                    cached = memo.get(pair)
                     if cached is None:
-                        cached = memo.put(key, Resources(parse_cpu_millis(cpu), parse_quantity(memory)))
+                        cached = memo.put(pair, Resources(parse_cpu_millis(cpu), parse_quantity(memory)))
                     return cached
         key = (tuple(_resources_key(c.resources) for c in containers),
                tuple((_resources_key(c.resources), c.restartPolicy) for c in spec.initContainers or ()),
