@@ -40,7 +40,8 @@ _NO_REQUESTS = Resources()
 _NO_VOLUMES: tuple[tuple[str, ...], tuple[tuple[str, VolumeSource], ...], frozenset[str]] = ((), (), _NO_NAMES)
 
 
-class _Meta(Struct, frozen=True):
+# gc=False: short-lived decoding records holding strings and dicts of strings (no cycles).
+class _Meta(Struct, frozen=True, gc=False):
     name: str | None = None
     namespace: str | None = None
     uid: str | None = None
@@ -51,14 +52,14 @@ class _Meta(Struct, frozen=True):
     deletionTimestamp: str | None = None  # noqa: N815
 
 
-class _Resources(Struct, frozen=True, omit_defaults=True):
+class _Resources(Struct, frozen=True, omit_defaults=True, gc=False):
     """Quantities as the API server writes them: strings (a number sends the pod to the dict path)."""
 
     requests: dict[str, str] | None = None
     limits: dict[str, str] | None = None
 
 
-class _Container(Struct, frozen=True):
+class _Container(Struct, frozen=True, gc=False):
     name: str | None = None
     image: str | None = None
     resources: _Resources | None = None
@@ -66,7 +67,7 @@ class _Container(Struct, frozen=True):
     restartPolicy: str | None = None  # noqa: N815
 
 
-class _Spec(Struct, frozen=True):
+class _Spec(Struct, frozen=True, gc=False):
     containers: tuple[_Container, ...] | None = None
     initContainers: tuple[_Container, ...] | None = None  # noqa: N815
     overhead: Raw = ABSENT
@@ -81,13 +82,13 @@ class _Spec(Struct, frozen=True):
     restartPolicy: str | None = None  # noqa: N815
 
 
-class _Condition(Struct, frozen=True):
+class _Condition(Struct, frozen=True, gc=False):
     type: str | None = None
     status: str | None = None
     reason: str | None = None
 
 
-class _Status(Struct, frozen=True):
+class _Status(Struct, frozen=True, gc=False):
     phase: str | None = None
     conditions: tuple[_Condition, ...] | None = None
 
@@ -95,7 +96,7 @@ class _Status(Struct, frozen=True):
 _NO_META, _NO_SPEC, _NO_STATUS = _Meta(), _Spec(), _Status()
 
 
-class _Pod(Struct, frozen=True):
+class _Pod(Struct, frozen=True, gc=False):
     metadata: _Meta | None = _NO_META
     spec: _Spec | None = _NO_SPEC
     status: _Status | None = _NO_STATUS
