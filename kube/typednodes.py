@@ -30,7 +30,8 @@ _EMPTY: dict[str, str] = {}
 _NO_RESOURCES = Resources()
 
 
-class _Meta(Struct, frozen=True):
+# gc=False: short-lived decoding records holding strings and dicts of strings (no cycles).
+class _Meta(Struct, frozen=True, gc=False):
     name: str | None = None
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
@@ -38,19 +39,19 @@ class _Meta(Struct, frozen=True):
     deletionTimestamp: str | None = None  # noqa: N815
 
 
-class _Spec(Struct, frozen=True):
+class _Spec(Struct, frozen=True, gc=False):
     taints: Raw = ABSENT
     unschedulable: bool | None = None
     providerID: str | None = None  # noqa: N815
 
 
-class _Condition(Struct, frozen=True):
+class _Condition(Struct, frozen=True, gc=False):
     type: str | None = None
     status: str | None = None
     lastTransitionTime: str | None = None  # noqa: N815
 
 
-class _Status(Struct, frozen=True):
+class _Status(Struct, frozen=True, gc=False):
     capacity: Raw = ABSENT
     allocatable: Raw = ABSENT
     conditions: tuple[_Condition, ...] | None = None
@@ -59,7 +60,7 @@ class _Status(Struct, frozen=True):
 _NO_META, _NO_SPEC, _NO_STATUS = _Meta(), _Spec(), _Status()
 
 
-class _Node(Struct, frozen=True):
+class _Node(Struct, frozen=True, gc=False):
     metadata: _Meta | None = None
     spec: _Spec | None = None
     status: _Status | None = None

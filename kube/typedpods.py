@@ -26,9 +26,10 @@ from msgspec import Raw, Struct
 from kube.convert.fields import INT32_MAX, as_int, parse_time
 from kube.convert.memo import Memo, Memos
 from kube.convert.pods import DAEMONSET_POD_ANNOTATION, controller_ref, pod_scheduling, pod_volumes
-from kube.convert.resources import cpu_memory_requests, pod_requests
+from kube.convert.resources import pod_requests
 from kube.model import EMPTY_SCHEDULING, OwnerRef, Pod, PodScheduling, Resources, VolumeSource
 from kube.names import MIRROR_ANNOTATION, POD_DELETION_COST, SAFE_TO_EVICT, SAFE_TO_EVICT_LOCAL_VOLUMES, annotation_int
+from kube.quantity import parse_cpu_millis, parse_quantity
 from kube.rawfields import ABSENT, Declined, decode_any, raw_value
 
 __all__ = ["PodDecoder"]
@@ -39,7 +40,8 @@ _NO_REQUESTS = Resources()
 _NO_VOLUMES: tuple[tuple[str, ...], tuple[tuple[str, VolumeSource], ...], frozenset[str]] = ((), (), _NO_NAMES)
 
 
-class _Meta(Struct, frozen=True):
+# gc=False: short-lived decoding records holding strings and dicts of strings (no cycles).
+class _Meta(Struct, frozen=True, gc=False):
     name: str | None = None
     namespace: str | None = None
     uid: str | None = None
@@ -50,14 +52,14 @@ class _Meta(Struct, frozen=True):
     deletionTimestamp: str | None = None  # noqa: N815
 
 
-class _Resources(Struct, frozen=True, omit_defaults=True):
+class _Resources(Struct, frozen=True, omit_defaults=True, gc=False):
     """Quantities as the API server writes them: strings (a number sends the pod to the dict path)."""
 
     requests: dict[str, str] | None = None
     limits: dict[str, str] | None = None
 
 
-class _Container(Struct, frozen=True):
+class _Container(Struct, frozen=True, gc=False):
     name: str | None = None
     image: str | None = None
     resources: _Resources | None = None
@@ -65,7 +67,7 @@ class _Container(Struct, frozen=True):
     restartPolicy: str | None = None  # noqa: N815
 
 
-class _Spec(Struct, frozen=True):
+class _Spec(Struct, frozen=True, gc=False):
     containers: tuple[_Container, ...] | None = None
     initContainers: tuple[_Container, ...] | None = None  # noqa: N815
     overhead: Raw = ABSENT
@@ -80,13 +82,13 @@ class _Spec(Struct, frozen=True):
     restartPolicy: str | None = None  # noqa: N815
 
 
-class _Condition(Struct, frozen=True):
+class _Condition(Struct, frozen=True, gc=False):
     type: str | None = None
     status: str | None = None
     reason: str | None = None
 
 
-class _Status(Struct, frozen=True):
+class _Status(Struct, frozen=True, gc=False):
     phase: str | None = None
     conditions: tuple[_Condition, ...] | None = None
 
@@ -94,7 +96,7 @@ class _Status(Struct, frozen=True):
 _NO_META, _NO_SPEC, _NO_STATUS = _Meta(), _Spec(), _Status()
 
 
-class _Pod(Struct, frozen=True):
+class _Pod(Struct, frozen=True, gc=False):
     metadata: _Meta | None = _NO_META
     spec: _Spec | None = _NO_SPEC
     status: _Status | None = _NO_STATUS
@@ -234,7 +236,14 @@ class PodDecoder:
             if not res.limits and requests is not None and len(requests) == 2:
                 cpu, memory = requests.get("cpu"), requests.get("memory")
                 if cpu is not None and memory is not None:
-                    return cpu_memory_requests(cpu, memory, "spec.containers[0]", self.memos.requests)
+                    # ``cpu_memory_requests`` inlined (both are strings here, so always memoized):
+                    # a bad quantity raises and the dict path names it.
+                    memo = self.memos.requests
+                    pair = (cpu, memory)
+                    cached = memo.get(pair)
+                    if cached is None:
+                        cached = memo.put(pair, Resources(parse_cpu_millis(cpu), parse_quantity(memory)))
+                    return cached
         key = (tuple(_resources_key(c.resources) for c in containers),
                tuple((_resources_key(c.resources), c.restartPolicy) for c in spec.initContainers or ()),
                bytes(spec.overhead))
@@ -244,10 +253,15 @@ class PodDecoder:
         return cached
 
     def _pod_scheduling(self, spec: _Spec, namespace: str, labels: dict[str, str]) -> PodScheduling:
-        ports = [c.ports for c in spec.containers or () if len(c.ports)]
-        sidecar_ports = [(c.ports, c.restartPolicy) for c in spec.initContainers or () if len(c.ports)]
         selector, affinity, tolerations, spread = (spec.nodeSelector, spec.affinity, spec.tolerations,
                                                    spec.topologySpreadConstraints)
+        containers = spec.containers
+        if (containers is not None and len(containers) == 1 and not len(containers[0].ports)
+                and spec.initContainers is None
+                and not (len(selector) or len(affinity) or len(tolerations) or len(spread))):
+            return EMPTY_SCHEDULING  # the common pod, without the lists below
+        ports = [c.ports for c in spec.containers or () if len(c.ports)]
+        sidecar_ports = [(c.ports, c.restartPolicy) for c in spec.initContainers or () if len(c.ports)]
         if not (ports or sidecar_ports or len(selector) or len(affinity) or len(tolerations) or len(spread)):
             return EMPTY_SCHEDULING
         key = (namespace, tuple(bytes(p) for p in ports), tuple((bytes(p), r) for p, r in sidecar_ports),

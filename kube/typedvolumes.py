@@ -36,7 +36,8 @@ from kube.rawfields import ABSENT, Declined, decode_any
 __all__ = ["VolumeDecoder"]
 
 
-class _Meta(Struct, frozen=True):
+# gc=False: short-lived decoding records holding strings and dicts of strings (no cycles).
+class _Meta(Struct, frozen=True, gc=False):
     name: str | None = None
     namespace: str | None = None
     labels: dict[str, str] | None = None
@@ -45,40 +46,40 @@ class _Meta(Struct, frozen=True):
     ownerReferences: Raw = ABSENT  # noqa: N815
 
 
-class _Status(Struct, frozen=True):
+class _Status(Struct, frozen=True, gc=False):
     phase: str | None = None
 
 
-class _ClaimResources(Struct, frozen=True):
+class _ClaimResources(Struct, frozen=True, gc=False):
     requests: dict[str, Any] | None = None
     limits: Any = None
 
 
-class _ClaimSpec(Struct, frozen=True):
+class _ClaimSpec(Struct, frozen=True, gc=False):
     storageClassName: str | None = None  # noqa: N815
     accessModes: tuple[str, ...] | None = None  # noqa: N815
     resources: _ClaimResources | None = None
     volumeName: str | None = None  # noqa: N815
 
 
-class _Claim(Struct, frozen=True):
+class _Claim(Struct, frozen=True, gc=False):
     apiVersion: str | None = None  # noqa: N815
     metadata: _Meta | None = None
     spec: _ClaimSpec | None = None
     status: _Status | None = None
 
 
-class _ClaimRef(Struct, frozen=True):
+class _ClaimRef(Struct, frozen=True, gc=False):
     namespace: str | None = None
     name: str | None = None
 
 
-class _CSISource(Struct, frozen=True):
+class _CSISource(Struct, frozen=True, gc=False):
     driver: str | None = None
     volumeHandle: str | None = None  # noqa: N815
 
 
-class _VolumeSpec(Struct, frozen=True):
+class _VolumeSpec(Struct, frozen=True, gc=False):
     storageClassName: str | None = None  # noqa: N815
     capacity: dict[str, Any] | None = None
     accessModes: tuple[str, ...] | None = None  # noqa: N815
@@ -91,7 +92,7 @@ class _VolumeSpec(Struct, frozen=True):
     nodeAffinity: Raw = ABSENT  # noqa: N815
 
 
-class _Volume(Struct, frozen=True):
+class _Volume(Struct, frozen=True, gc=False):
     apiVersion: str | None = None  # noqa: N815
     metadata: _Meta | None = None
     spec: _VolumeSpec | None = None
