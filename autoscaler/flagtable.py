@@ -166,8 +166,9 @@ DECISION_FLAGS: tuple[Flag, ...] = (
           choices=tuple(o.value for o in ScaleDownOrder), shown='"disruption-cost"'),
     _down("storage-unpin-throughput", "Bytes per second the storage driver unpins (snapshots and uploads) a node's "
           "local volumes; with a node's bytes it predicts its drain deadline (twice that, never below "
-          "--max-pod-eviction-time). The prior: once drains were observed, the slowest throughput of the last 20 "
-          "replaces it.", positive_quantity_flag, 2**30, "unpin_bytes_per_second", ours=True,
+          "--max-pod-eviction-time). The prior: until a drain is observed deadlines assume a quarter of it; "
+          "then the slowest throughput of the last 20 drains replaces it.",
+          positive_quantity_flag, 2**30, "unpin_bytes_per_second", ours=True,
           metavar="QUANTITY", shown="1Gi"),
     _down("scale-down-max-unpin-bytes-in-flight", "No new removal starts while the bytes of local volumes being "
           "unpinned would exceed this (0: unlimited).", quantity_flag, 0, "max_unpin_bytes_in_flight", ours=True,

@@ -236,7 +236,8 @@ def explain_nodes(decision: LoopDecision, objects: ClusterObjects, options: Opti
     candidates = _candidates(decision)
     unpin_bytes = decision.scale_down.unpin_bytes  # the planner's own count (cost.py)
     # The throughput the plan's drain deadlines assumed (the flag for a one-off decision).
-    rate = decision.scale_down.unpin_bytes_per_second or options.scale_down.unpin_bytes_per_second
+    observed = decision.scale_down.unpin_bytes_per_second
+    rate = observed or options.scale_down.unpin_bytes_per_second
     reports = {n.name: n for n in decision.nodes}
     wanted = set(names)
     pods_by_node: dict[str, list[Pod]] = {}
@@ -253,7 +254,7 @@ def explain_nodes(decision: LoopDecision, objects: ClusterObjects, options: Opti
             moves = _moves(candidates.get(name), pods_by_node.get(name, []), "", name, facts)
             unpin = unpin_bytes.get(name, 0)
             answer = replace(answer, pods=moves, bytes_to_unpin=unpin, unpin_seconds=round(unpin / rate, 1),
-                             drain_deadline_seconds=round(drain_deadline(unpin, options, bytes_per_second=rate), 1))
+                             drain_deadline_seconds=round(drain_deadline(unpin, options, bytes_per_second=observed), 1))
         elif verdict == "Unremovable":
             # Pods matter where they are the reason; a node kept for its utilization or its
             # group's bounds lists none (at 5,000 nodes that would be every pod of the cluster).

@@ -43,6 +43,11 @@ __all__ = ["MAX_DOUBLINGS", "RESTART_SECONDS", "SAFETY_FACTOR", "DisruptionCost"
 RESTART_SECONDS = 10.0
 #: Drains get this many times their predicted unpin time before they are given up.
 SAFETY_FACTOR = 2.0
+#: Until a drain has been watched (``throughput.py``) the throughput is the flag's guess, not a
+#: measurement: deadlines from it get this many times more room, so a driver up to
+#: ``SAFETY_FACTOR x PRIOR_MARGIN`` (8x) slower than the flag says fails no first drain (a stuck
+#: one is held that much longer; once a drain is observed its throughput sets the deadlines).
+PRIOR_MARGIN = 4.0
 #: A node's failed deletions double its next deadline at most this many times (x16).
 MAX_DOUBLINGS = 4
 
@@ -89,7 +94,7 @@ def drain_deadline(unpin_bytes: int, options: Options, *, bytes_per_second: floa
     """Seconds a drain may take: predicted unpin time x ``SAFETY_FACTOR``, at least ``--max-pod-eviction-time``.
 
     ``bytes_per_second``: the throughput observed on earlier drains (``throughput.py``);
-    None: ``--storage-unpin-throughput``.
+    None: none observed, ``--storage-unpin-throughput`` with ``PRIOR_MARGIN``.
     ``grace``: the longest termination grace of the pods to move (the driver can unpin a
     volume only once the pod using it is gone, so that time comes before the unpin's).
     ``failures``: the node's deletions that failed in a row. Each doubles the allowance (up to
@@ -101,6 +106,6 @@ def drain_deadline(unpin_bytes: int, options: Options, *, bytes_per_second: floa
     sd = options.scale_down
     if not unpin_bytes:
         return sd.max_pod_eviction_seconds
-    rate = sd.unpin_bytes_per_second if bytes_per_second is None else bytes_per_second
+    rate = sd.unpin_bytes_per_second / PRIOR_MARGIN if bytes_per_second is None else bytes_per_second
     allowance = SAFETY_FACTOR * float(2 ** min(max(failures, 0), MAX_DOUBLINGS))
     return max(sd.max_pod_eviction_seconds, grace + allowance * unpin_bytes / rate)

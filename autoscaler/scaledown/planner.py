@@ -112,24 +112,25 @@ def plan_scale_down(sim: LoopContext, memory: ScaleDownMemory, steady_state: boo
     to_delete, waiting = choose_deletions(sim, free, memory, since, steady_state,
                                          limit=1 if cluster_wide else None, unpin_bytes=unpin_bytes)
     # Deadlines from the throughput earlier drains showed, the flag until one did (throughput.py).
-    rate = memory.unpin_throughput.bytes_per_second(sim.options.scale_down.unpin_bytes_per_second)
-    to_delete = [_with_deadline(r, unpin_bytes.get(r.node, 0), rate, sim, memory) for r in to_delete]
+    observed = memory.unpin_throughput.estimate
+    to_delete = [_with_deadline(r, unpin_bytes.get(r.node, 0), observed, sim, memory) for r in to_delete]
     removed = sorted(r.node for r in to_delete)
     return ScaleDownPlan(
         ScaleDownResult.SCALED_DOWN if removed else ScaleDownResult.NO_NODES_REMOVED,
         removed=removed, unneeded=sorted(r.node for r in free), unremovable=kept,
         to_delete=to_delete, waiting=waiting, unneeded_since=since, last_pass=record, unpin_bytes=unpin_bytes,
-        unpin_bytes_per_second=rate,
+        unpin_bytes_per_second=observed,
     )
 
 
-def _with_deadline(cand: RemovalCandidate, unpin_bytes: int, rate: float, sim: LoopContext,
+def _with_deadline(cand: RemovalCandidate, unpin_bytes: int, observed: float | None, sim: LoopContext,
                    memory: ScaleDownMemory) -> RemovalCandidate:
     """The chosen node with its bytes to unpin, predicted unpin time and drain deadline (``cost.drain_deadline``)."""
     cap = sim.options.scale_down.max_graceful_termination_seconds
     grace = max((min(p.grace_seconds, cap) for p in cand.drain.to_move), default=0)
-    deadline = drain_deadline(unpin_bytes, sim.options, bytes_per_second=rate,
+    deadline = drain_deadline(unpin_bytes, sim.options, bytes_per_second=observed,
                               failures=memory.drain_failures.get(cand.node, 0), grace=grace)
+    rate = sim.options.scale_down.unpin_bytes_per_second if observed is None else observed
     return dataclasses.replace(cand, unpin_bytes=unpin_bytes, unpin_seconds=unpin_bytes / rate, drain_seconds=deadline)
 
 

@@ -116,8 +116,9 @@ class ScaleDownPlan:
     #: node -> bytes of migratable local volumes its removal would unpin, as the pass ordered
     #: candidates by them (``cost.py``); ``explain`` reads it rather than count again.
     unpin_bytes: Mapping[str, int] = field(default_factory=dict)
-    #: The unpin throughput (bytes/s) the drain deadlines assumed: observed on earlier drains
-    #: (``throughput.py``), or ``--storage-unpin-throughput``; None: not planned (the flag).
+    #: The unpin throughput (bytes/s) observed on earlier drains (``throughput.py``) the drain
+    #: deadlines assumed; None: none observed yet, so ``--storage-unpin-throughput`` with
+    #: ``cost.PRIOR_MARGIN`` (or not planned).
     unpin_bytes_per_second: float | None = None
 
     @classmethod

@@ -38,8 +38,10 @@ def test_text_explains_a_node_with_destinations_and_bytes(cli: Run) -> None:
 
 
 @pytest.mark.parametrize(("flags", "predicted", "deadline"), [
-    pytest.param([], 100.0, 200.0, id="100Gi-at-the-default-1Gi-per-s"),
-    pytest.param(["--storage-unpin-throughput=4Gi"], 25.0, 120.0, id="fast-driver-max-pod-eviction-time"),
+    # No drain observed yet: twice the flag's prediction, with cost.PRIOR_MARGIN (x4).
+    pytest.param([], 100.0, 800.0, id="100Gi-at-the-default-1Gi-per-s"),
+    pytest.param(["--storage-unpin-throughput=4Gi"], 25.0, 200.0, id="4Gi-per-s"),
+    pytest.param(["--storage-unpin-throughput=10Gi"], 10.0, 120.0, id="fast-driver-max-pod-eviction-time"),
 ])
 def test_a_removable_node_shows_its_predicted_unpin_time_and_drain_deadline(
         cli: Run, flags: list[str], predicted: float, deadline: float) -> None:

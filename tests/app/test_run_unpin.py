@@ -27,6 +27,11 @@ T0 = 60.0  # --scale-down-unneeded-time=1m
 GAUGE = "storage_autoscaler_unpin_bytes_per_second"
 
 
+#: 4Gi/s: before any drain is observed a deadline assumes a quarter of it (``cost.PRIOR_MARGIN``),
+#: 1Gi/s: 200 s for 100Gi, which the driver's 3 s/GiB (300 s) overruns.
+PRIOR_1GI = "--storage-unpin-throughput=4Gi"
+
+
 def _world() -> World:
     world = make_world(rok_class(), nvme_group(), nvme_node("nvme-1"), nvme_node("nvme-2", free="900Gi", cpu="4"),
                        deployment("web", 1, cpu="5"),
@@ -59,19 +64,19 @@ def _rfc3339(world: World, at: float) -> str:
 @pytest.mark.parametrize("dry_run", [pytest.param(False, id="acting"), pytest.param(True, id="dry-run")])
 def test_the_status_lists_the_drain_with_its_predicted_unpin_time_and_deadline(dry_run: bool) -> None:
     world = _world()
-    loop = live_loop(world, "--scale-down-unneeded-time=1m", dry_run=dry_run)
+    loop = live_loop(world, "--scale-down-unneeded-time=1m", PRIOR_1GI, dry_run=dry_run)
     _run(world, loop, 0.0, T0)
     down = _scale_down(world)
-    assert down["drainingNodes"] == [{"name": "nvme-2", "bytesToUnpin": 100 * GiB, "predictedUnpinSeconds": 100.0,
+    assert down["drainingNodes"] == [{"name": "nvme-2", "bytesToUnpin": 100 * GiB, "predictedUnpinSeconds": 25.0,
                                       "drainDeadline": _rfc3339(world, T0 + 200)}]
-    assert down["unpinThroughput"] == {"bytesPerSecond": GiB, "source": "--storage-unpin-throughput",
+    assert down["unpinThroughput"] == {"bytesPerSecond": 4 * GiB, "source": "--storage-unpin-throughput",
                                        "observedDrains": 0}
-    assert sample(loop, GAUGE) == GiB, "the flag before any drain was observed"
+    assert sample(loop, GAUGE) == 4 * GiB, "the flag before any drain was observed"
 
 
 def test_a_failed_drain_sets_the_gauge_the_status_and_the_next_deadline() -> None:
     world = _world()
-    loop = live_loop(world, "--scale-down-unneeded-time=1m")
+    loop = live_loop(world, "--scale-down-unneeded-time=1m", PRIOR_1GI)
     _run(world, loop, 0.0, T0 + 200)  # the drain fails at T0+200
     observed = 100 * GiB / 200
     assert sample(loop, GAUGE) == pytest.approx(observed)

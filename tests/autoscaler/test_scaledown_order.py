@@ -64,18 +64,19 @@ def test_the_operator_annotation_raises_a_nodes_cost() -> None:
 
 @pytest.mark.parametrize(("flags", "bytes_", "expected"), [
     pytest.param((), 0, 120.0, id="nothing-to-unpin-gets-max-pod-eviction-time"),
-    pytest.param((), 60 * GI, 120.0, id="60Gi-at-1Gi-per-s-needs-less-than-the-flag"),
-    pytest.param((), 200 * GI, 400.0, id="200Gi-twice-over"),
-    pytest.param(("--storage-unpin-throughput=100Mi",), 200 * GI, 4096.0, id="slow-driver"),
-    pytest.param(("--max-pod-eviction-time=10m",), 200 * GI, 600.0, id="never-below-the-flag"),
+    pytest.param((), 10 * GI, 120.0, id="10Gi-at-1Gi-per-s-needs-less-than-the-flag"),
+    # None observed yet: the flag's throughput with PRIOR_MARGIN (x4), twice over.
+    pytest.param((), 200 * GI, 1600.0, id="200Gi-eight-times-over-before-any-drain-was-observed"),
+    pytest.param(("--storage-unpin-throughput=100Mi",), 200 * GI, 16384.0, id="slow-driver"),
+    pytest.param(("--max-pod-eviction-time=10m",), 60 * GI, 600.0, id="never-below-the-flag"),
 ])
 def test_the_drain_deadline_follows_the_bytes_to_unpin(flags: tuple[str, ...], bytes_: int, expected: float) -> None:
     assert drain_deadline(bytes_, options(*flags)) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(("bytes_", "grace", "expected"), [
-    pytest.param(200 * GI, 30.0, 430.0, id="the-pods-go-before-the-unpin-starts"),
-    pytest.param(40 * GI, 30.0, 120.0, id="within-the-flag-anyway"),
+    pytest.param(200 * GI, 30.0, 1630.0, id="the-pods-go-before-the-unpin-starts"),
+    pytest.param(10 * GI, 30.0, 120.0, id="within-the-flag-anyway"),
     pytest.param(0, 600.0, 120.0, id="nothing-to-unpin-the-flag-alone"),
 ])
 def test_the_pods_grace_comes_before_the_unpin(bytes_: int, grace: float, expected: float) -> None:
@@ -83,10 +84,10 @@ def test_the_pods_grace_comes_before_the_unpin(bytes_: int, grace: float, expect
 
 
 @pytest.mark.parametrize(("failures", "expected"), [
-    pytest.param(0, 400.0, id="first-attempt"),
-    pytest.param(1, 800.0, id="failed-once-twice-as-long"),
-    pytest.param(2, 1600.0, id="failed-twice-four-times"),
-    pytest.param(MAX_DOUBLINGS + 3, 400.0 * 2**MAX_DOUBLINGS, id="doubling-stops"),
+    pytest.param(0, 1600.0, id="first-attempt"),
+    pytest.param(1, 3200.0, id="failed-once-twice-as-long"),
+    pytest.param(2, 6400.0, id="failed-twice-four-times"),
+    pytest.param(MAX_DOUBLINGS + 3, 1600.0 * 2**MAX_DOUBLINGS, id="doubling-stops"),
 ])
 def test_each_failed_deletion_doubles_the_nodes_next_deadline(failures: int, expected: float) -> None:
     assert drain_deadline(200 * GI, options(), failures=failures) == pytest.approx(expected)
@@ -97,7 +98,7 @@ def test_a_failed_node_is_planned_with_its_longer_deadline() -> None:
     memory = Remembered(ScaleDownMemory(drain_failures={"b-small": 2}))
     (chosen,) = loop(_two_candidates(), memory=memory, steady_state=True).scale_down.to_delete
     assert chosen.node == "b-small"
-    assert chosen.drain_seconds == pytest.approx(30 + 480.0), "30 s for db-small to go, then 60 s x 2, doubled twice"
+    assert chosen.drain_seconds == pytest.approx(30 + 1920.0), "30 s for db-small to go, then 60 s x 8, doubled twice"
 
 
 def test_equal_costs_keep_their_order_through_the_loops_memory() -> None:
@@ -116,7 +117,7 @@ def test_chosen_nodes_carry_their_bytes_and_deadline() -> None:
     decision = scale_down(_two_candidates())
     (chosen,) = decision.to_delete
     assert (chosen.node, chosen.unpin_bytes) == ("b-small", 60 * GI)
-    assert chosen.drain_seconds == pytest.approx(30 + 120.0), "db-small's 30 s grace, then its volume twice over"
+    assert chosen.drain_seconds == pytest.approx(30 + 480.0), "db-small's 30 s grace, then its volume 8 times over"
 
 
 def _parallel() -> ClusterObjects:

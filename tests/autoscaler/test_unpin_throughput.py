@@ -60,7 +60,7 @@ def test_estimate_from_observations(drains: tuple[DrainObservation, ...], estima
 
 
 @pytest.mark.parametrize(("gib", "rate_gib", "deadline"), [
-    pytest.param(100, None, 200.0, id="flag-1Gi-per-s"),
+    pytest.param(100, None, 800.0, id="flag-1Gi-per-s-with-its-prior-margin"),
     pytest.param(100, 0.5, 400.0, id="observed-half-the-flag"),
     pytest.param(100, 4.0, FLOOR, id="observed-fast-still-the-floor"),
     pytest.param(0, 0.01, FLOOR, id="no-bytes-the-floor"),
@@ -79,6 +79,10 @@ def _world(volumes: dict[str, str], *driver_faults: Json, unpin: float = 1.0) ->
     world = make_world(*objects, driver_faults=driver_faults, unpin=unpin)
     world.advance(world.start)
     return world
+
+
+#: A flag whose throughput, less ``cost.PRIOR_MARGIN`` (x4) before any drain is observed, is 1Gi/s.
+PRIOR_1GI = "--storage-unpin-throughput=4Gi"
 
 
 def _run(world: World, until: float, *flags: str) -> Driven:
@@ -101,10 +105,11 @@ def _history(world: World, driven: Driven, node: str) -> list[tuple[float, str]]
     pytest.param((), id="guard-eviction-refused"),
 ])
 def test_a_failed_drain_lowers_the_estimate_and_the_retry_gets_the_time_it_needs(faults: tuple[Json, ...]) -> None:
-    # 100Gi at 3 s/GiB: 300 s. The flag (1Gi/s) gives 200 s: the first drain fails and says
-    # the throughput is below 100Gi/200s; the retry gets twice the 200 s and the node goes.
+    # 100Gi at 3 s/GiB: 300 s. The flag (4Gi/s, a quarter of it before any drain is observed:
+    # cost.PRIOR_MARGIN) gives 200 s: the first drain fails and says the throughput is below
+    # 100Gi/200s; the retry gets twice the 200 s and the node goes.
     world = _world({"nvme-2": "100Gi"}, *faults, unpin=3.0)
-    driven = _run(world, 1500)
+    driven = _run(world, 1500, PRIOR_1GI)
     history = _history(world, driven, "nvme-2")
     assert history[:2] == [(T0, "Tainted"), (T0 + 200, "Failed")]
     assert [kind for _, kind in history] == ["Tainted", "Failed", "Tainted", "Deleted"], history
@@ -117,7 +122,7 @@ def test_a_failed_drain_lowers_the_estimate_and_the_retry_gets_the_time_it_needs
 def test_a_stuck_drain_counts_and_the_next_deadline_doubles() -> None:
     # The driver never unpins: every drain fails, each one with (at least) twice the deadline of the last.
     world = _world({"nvme-2": "100Gi"}, NO_GUARD, {"kind": "StuckUnpin"})
-    driven = _run(world, 1800)
+    driven = _run(world, 1800, PRIOR_1GI)
     history = _history(world, driven, "nvme-2")
     tainted = [t for t, kind in history if kind == "Tainted"]
     failed = [t for t, kind in history if kind == "Failed"]
@@ -127,11 +132,11 @@ def test_a_stuck_drain_counts_and_the_next_deadline_doubles() -> None:
 
 
 def test_drains_under_way_get_the_longer_deadline_the_first_slow_drain_shows() -> None:
-    # Both empty nodes are drained together at T0 under the flag: 200 s for nvme-2, 800 s for
+    # Both empty nodes are drained together at T0 under the flag (1Gi/s with its margin): 200 s for nvme-2, 800 s for
     # nvme-3. At 3 s/GiB nvme-2 fails at T0+200 (100Gi in 200 s at most: 0.5Gi/s); nvme-3's
     # deadline becomes 1600 s, enough for its 1200 s, instead of failing at T0+800.
     world = _world({"nvme-2": "100Gi", "nvme-3": "400Gi"}, NO_GUARD, unpin=3.0)
-    driven = _run(world, T0 + 1300)
+    driven = _run(world, T0 + 1300, PRIOR_1GI)
     assert _history(world, driven, "nvme-2")[:2] == [(T0, "Tainted"), (T0 + 200, "Failed")]
     assert _history(world, driven, "nvme-3") == [(T0, "Tainted"), (T0 + 1200, "Deleted")]
     assert world.metrics.data_loss_events == []
@@ -147,7 +152,7 @@ def test_a_fast_drain_within_the_floor_leaves_the_flag() -> None:
 
 def test_a_guarded_drain_is_timed_to_its_guards_eviction() -> None:
     # The guard's budget goes when the driver has unpinned the node's volumes (100Gi at
-    # 2 s/GiB: 200 s, within the 400 s deadline at 512Mi/s); the guard's grace period and the
+    # 2 s/GiB: 200 s, within the 1,600 s deadline at 512Mi/s and its prior margin); the guard's grace period and the
     # last look after it are not unpinning.
     world = _world({"nvme-2": "100Gi"}, unpin=2.0)
     driven = _run(world, T0 + 400, "--storage-unpin-throughput=512Mi")

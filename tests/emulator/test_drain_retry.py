@@ -2,10 +2,11 @@
 
 ``nvme-2`` is empty but holds ``data-pv``, a 100Gi Rok volume whose pod is gone; no guard
 pod runs (``NoGuard``), so only the actuator's last look keeps the node until the driver
-has unpinned it. ``--storage-unpin-throughput=1Gi`` predicts 100 s: the first drain may take
-200 s (``cost.SAFETY_FACTOR``). The driver takes 3 s/GiB (300 s) and a cancelled snapshot
-starts over, so with one deadline for every attempt the node would fail forever; the
-second attempt may take 400 s and the node goes, its volume unpinned, nothing lost.
+has unpinned it. ``--storage-unpin-throughput=4Gi`` (1Gi/s before any drain is observed,
+``cost.PRIOR_MARGIN``) predicts 100 s: the first drain may take 200 s (``cost.SAFETY_FACTOR``).
+The driver takes 3 s/GiB (300 s) and a cancelled snapshot starts over, so with one deadline
+for every attempt the node would fail forever; the second attempt may take 400 s and the
+node goes, its volume unpinned, nothing lost.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def _world(unpin_seconds_per_gib: float) -> World:
 
 def _history(world: World, until: float) -> list[tuple[float, str]]:
     autoscaler = Driven(Autoscaler(world.cluster, world.cloud, options(
-        "--scale-down-unneeded-time=1m", "--scale-down-delay-after-failure=1m", "--storage-unpin-throughput=1Gi")))
+        "--scale-down-unneeded-time=1m", "--scale-down-delay-after-failure=1m", "--storage-unpin-throughput=4Gi")))
     at = 0.0
     while at <= until:
         world.advance(world.start + at)
@@ -44,7 +45,7 @@ def _history(world: World, until: float) -> list[tuple[float, str]]:
 def test_a_failed_drain_doubles_the_nodes_next_deadline() -> None:
     world = _world(3.0)
     history = _history(world, 1200)
-    assert history[:2] == [(T0, "Tainted"), (T0 + 200, "Failed")], "first deadline: 100Gi / 1Gi/s x 2"
+    assert history[:2] == [(T0, "Tainted"), (T0 + 200, "Failed")], "first deadline: 100Gi / (4Gi/s / 4) x 2"
     (retried, _), (deleted, kind) = history[2], history[-1]
     assert history[2][1] == "Tainted" and kind == "Deleted"
     assert len(history) == 4, f"one failure, then the longer deadline holds: {history}"
