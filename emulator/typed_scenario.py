@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Raw, Struct, UnsetType
+from msgspec import UNSET, Raw
 
 from kube.convert import Converter
+from kube.typedload import ANY_DECODER, KIND_DECODER, LIST_DECODER
 from kube.typednodes import NodeDecoder
 from kube.typedpods import PodDecoder
 from kube.typedvolumes import VolumeDecoder
@@ -38,20 +39,6 @@ Json = dict[str, Any]
 SCENARIO_KIND = "Scenario"
 
 
-class _Kind(Struct):
-    kind: Any = UNSET
-
-
-class _List(Struct):
-    kind: Any = UNSET
-    items: list[Raw] | UnsetType | None = UNSET
-
-
-_KIND = msgspec.json.Decoder(_Kind)
-_LIST = msgspec.json.Decoder(_List)
-_ANY = msgspec.json.Decoder()
-
-
 @dataclass(frozen=True, slots=True)
 class ScenarioObjects:
     """A JSON ``List`` scenario's objects but the Scenario: each kind and its undecoded JSON."""
@@ -61,7 +48,7 @@ class ScenarioObjects:
 
     def dicts(self) -> list[Json]:
         """Every object decoded to a dict, in file order (what the ordinary path reads)."""
-        return [_ANY.decode(raw) for raw in self.items]
+        return [ANY_DECODER.decode(raw) for raw in self.items]
 
 
 class _Unsupported(Exception):
@@ -82,20 +69,20 @@ def split_json_list(data: bytes) -> tuple[Json, ScenarioObjects] | None:
 def _split(data: bytes) -> tuple[Json, ScenarioObjects]:
     if not data.lstrip().startswith(b"{"):
         raise _Unsupported
-    doc = _LIST.decode(data)
+    doc = LIST_DECODER.decode(data)
     if doc.kind != "List" or doc.items is UNSET or doc.items is None:
         raise _Unsupported  # typed lists (PodList) and the rest: the ordinary path flattens them
     kinds: list[str] = []
     items: list[Raw] = []
     scenario: Json | None = None
     for raw in doc.items:
-        kind = _KIND.decode(raw).kind
+        kind = KIND_DECODER.decode(raw).kind
         if type(kind) is not str or not kind or (kind.endswith("List") and kind != SCENARIO_KIND):
             raise _Unsupported  # no kind, or a list in the list: the ordinary path names or flattens it
         if kind == SCENARIO_KIND:
             if scenario is not None:
                 raise _Unsupported  # two: the ordinary path names the second
-            obj = _ANY.decode(raw)
+            obj = ANY_DECODER.decode(raw)
             if type(obj) is not dict:
                 raise _Unsupported
             scenario = obj
@@ -134,7 +121,7 @@ def _decode(objects: ScenarioObjects, source: str, converter: Converter, other: 
     nodes = NodeDecoder(converter.names, converter.memos)
     for kind, raw in zip(objects.kinds, objects.items, strict=True):
         if kind not in _TYPED:
-            obj = _ANY.decode(raw)
+            obj = ANY_DECODER.decode(raw)
             if type(obj) is not dict:
                 raise _Unsupported
             other(obj)

@@ -38,7 +38,7 @@ from kube.typednodes import NodeDecoder
 from kube.typedpods import PodDecoder
 from kube.typedvolumes import VolumeDecoder
 
-__all__ = ["try_load"]
+__all__ = ["ANY_DECODER", "KIND_DECODER", "LIST_DECODER", "try_load"]
 
 
 class _Kind(Struct):
@@ -50,9 +50,11 @@ class _List(Struct):
     items: list[Raw] | UnsetType | None = UNSET
 
 
-_KIND = msgspec.json.Decoder(_Kind)
-_LIST = msgspec.json.Decoder(_List)
-_ANY = msgspec.json.Decoder()
+#: One List item's ``kind`` alone; a ``List``'s ``kind`` and items left undecoded; any JSON.
+#: Shared with the scenario reader (``emulator/typed_scenario.py``).
+KIND_DECODER = msgspec.json.Decoder(_Kind)
+LIST_DECODER = msgspec.json.Decoder(_List)
+ANY_DECODER = msgspec.json.Decoder()
 
 
 class _Unsupported(Exception):
@@ -66,7 +68,7 @@ def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, pa
     for i in range(len(items)):
         raw = items[i]
         items[i] = Raw()  # drop each raw slice as it is converted
-        kind = _KIND.decode(raw).kind
+        kind = KIND_DECODER.decode(raw).kind
         if kind is UNSET:
             if item_kind is None:
                 raise _Unsupported  # the converter's "kind: required" error, from the ordinary path
@@ -85,7 +87,7 @@ def _add_items(items: list[Raw], item_kind: str | None, converter: Converter, pa
         if kind == "PersistentVolume":
             converter.add_volume(*volumes.volume(raw), path)
             continue
-        obj = _ANY.decode(raw)
+        obj = ANY_DECODER.decode(raw)
         if type(obj) is not dict or (kind.endswith("List") and "items" in obj):
             raise _Unsupported
         obj["kind"] = kind
@@ -100,7 +102,7 @@ def _add_file(path: str, converter: Converter) -> None:
     data = read_bytes(path)
     if not data.lstrip().startswith(b"{"):
         raise _Unsupported
-    doc = _LIST.decode(data)
+    doc = LIST_DECODER.decode(data)
     del data
     kind = doc.kind
     if type(kind) is not str or not kind.endswith("List") or doc.items is UNSET:
