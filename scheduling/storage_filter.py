@@ -84,7 +84,7 @@ class StorageFilter:
         self._sources = list(nodes)
         self._provision_memo: dict[tuple[str, int], list[str | None]] = {}
         self._group_memo: dict[str, tuple[IntArray, list[int]]] = {}
-        self._last_names: tuple[list[str], IntArray, np.ndarray] | None = None
+        self._last_names: tuple[list[str], IntArray, np.ndarray, np.ndarray] | None = None
 
     def same_nodes(self, nodes: Sequence[Node]) -> bool:
         """Same names and labels in the same order: only free capacity may have changed."""
@@ -160,7 +160,7 @@ class StorageFilter:
         if plan.error is not None:
             return FilterOutcome((), dict.fromkeys(names, plan.error), 0, ())
         snap = self.snapshot
-        at, known = self._positions(names)
+        at, known, named = self._positions(names)
         # Failures are collected as (mask over the candidates, reason): whole masks at once.
         refusals: list[tuple[np.ndarray, str]] = [(~known, REASON_UNKNOWN_NODE)]
         one_by_one: dict[str, str] = {}
@@ -192,26 +192,31 @@ class StorageFilter:
                 for _, held in demands:
                     for pool, size in held:
                         pools[pool] = max(pools.get(pool, 0), size)
-        passed = tuple(names[pos] for pos in np.flatnonzero(ok).tolist())
+        # The candidates' names picked by masks in C (``named``: them as an object array).
+        passed = tuple(named[ok].tolist())
         failed: dict[str, str] = {}
         for mask, reason in refusals:
             if mask.any():
-                failed.update(dict.fromkeys([names[pos] for pos in np.flatnonzero(mask).tolist()], reason))
+                failed.update(dict.fromkeys(named[mask].tolist(), reason))
         failed.update(one_by_one)
         return FilterOutcome(passed, failed, most if passed else 0, self.local_claims(pod),
                              tuple(sorted(pools.items())) if passed else ())
 
-    def _positions(self, names: list[str]) -> tuple[IntArray, np.ndarray]:
-        """Node indices of ``names`` (0 where unknown) and which are known. kube-scheduler sends
-        the same list call after call while its nodes do not change, so the last one is kept."""
-        if self._last_names is not None and names == self._last_names[0]:
-            return self._last_names[1], self._last_names[2]
+    def _positions(self, names: list[str]) -> tuple[IntArray, np.ndarray, np.ndarray]:
+        """Node indices of ``names`` (0 where unknown), which are known, and the names as an
+        object array. kube-scheduler sends the same list call after call while its nodes do
+        not change, so the last one is kept."""
+        last = self._last_names
+        if last is not None and names == last[0]:
+            return last[1], last[2], last[3]
         get = self.snapshot.index.get
         idxs = np.fromiter((get(name, -1) for name in names), np.int64, len(names))
         known = idxs >= 0
         at = np.where(known, idxs, 0)
-        self._last_names = (names, at, known)
-        return at, known
+        named = np.empty(len(names), dtype=object)
+        named[:] = names
+        self._last_names = (names, at, known, named)
+        return at, known, named
 
     def _groups(self, class_name: str) -> tuple[IntArray, list[int]]:
         """Nodes grouped by the labels provisioning in this class reads: the keys of its
