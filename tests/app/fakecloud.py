@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from cloudproviders.config import ProviderConfig
 from cloudproviders.interface import CloudError, CloudProvider, Instance, InstanceState, NodeGroup
 from kube.model import Node, Pod
+from tests.factories import node_json
 from tests.fakeapi import FakeState
 
 __all__ = ["CLOUDS", "FakeCloud", "build_provider"]
@@ -114,3 +116,10 @@ def build_provider(config: ProviderConfig) -> CloudProvider:
     for group in config.static_groups:
         cloud.groups[group.name] = FakeGroup(cloud, group.name, group.min_size, group.max_size)
     return cloud
+
+
+def group_node(name: str, group: str) -> dict[str, Any]:
+    """A Node object of ``group`` (8 cpu, 32Gi), its ``spec.providerID`` this cloud's."""
+    obj = node_json(name, "8", "32Gi", labels={"ng": group})
+    obj["spec"]["providerID"] = provider_id(group, name)
+    return obj

@@ -1,7 +1,8 @@
-"""Shared pieces of the ``run`` tests: a ``LiveLoop`` over the simulated world, metric reads."""
+"""Shared pieces of the ``run`` tests: a ``LiveLoop`` over the simulated world, metric reads, a free port."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 
 from app.run.events import EventEmitter
@@ -11,6 +12,13 @@ from app.run.seams import ActLog, GuardedCluster, GuardedProvider
 from emulator.world import World
 from kube.clusterapi import ClusterAPI
 from tests.factories import options
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now (for a server a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def live_loop(world: World, *flags: str, dry_run: bool = False, cluster: ClusterAPI | None = None,

@@ -8,7 +8,6 @@ endpoints. Skipped in a build without the AWS provider.
 from __future__ import annotations
 
 import importlib.util
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import pytest
 import yaml
 
 from app.cli import main
+from tests.app.run_helpers import free_port
 from tests.factories import node_json, pod_json, pv_json, pvc_json, storage_class_json
 from tests.fakeapi import FakeAPIServer
 
@@ -28,17 +28,11 @@ REGION = "us-east-1"
 AMI = "ami-12c6146b"  # one of moto's built-in images
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def moto_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     from moto.server import ThreadedMotoServer
 
-    port = _free_port()
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
@@ -96,7 +90,7 @@ def test_run_on_aws_raises_the_right_asg_and_terminates_the_idle_node_with_decre
         api.state.put_all(objects)
         kubeconfig = api.write_kubeconfig(tmp_path / "kubeconfig")
         status = main(["run", f"--kubeconfig={kubeconfig}", "--cloud-provider=aws", "--nodes=1:10:nvme",
-                       "--nodes=0:10:general", f"--address=127.0.0.1:{_free_port()}", "--scan-interval=100ms",
+                       "--nodes=0:10:general", f"--address=127.0.0.1:{free_port()}", "--scan-interval=100ms",
                        "--scale-down-unneeded-time=0s", "--scale-down-delay-after-add=0s", "--max-loops=6",
                        "--kube-client-qps=1000", "--kube-client-burst=1000", "--leader-elect=false"])
         assert status == 0

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from tests.app.test_run_aws import AMI, REGION, _free_port, moto_endpoint  # noqa: F401 (a fixture)
+from tests.app.run_helpers import free_port
+from tests.app.test_run_aws import AMI, REGION, moto_endpoint  # noqa: F401 (a fixture)
 from tests.factories import expr, pod_json, pv_json, pvc_json, storage_class_json
 from tests.fakeapi import FakeAPIServer
 
@@ -48,7 +49,7 @@ def test_a_pod_on_a_zonal_ebs_volume_raises_the_group_of_its_zone(moto_endpoint:
         api.state.put_all(objects)
         kubeconfig = api.write_kubeconfig(tmp_path / "kubeconfig")
         status = main(["run", f"--kubeconfig={kubeconfig}", "--cloud-provider=aws", "--nodes=0:3:ebs-b",
-                       "--nodes=0:3:ebs-c", f"--address=127.0.0.1:{_free_port()}", "--scan-interval=100ms",
+                       "--nodes=0:3:ebs-c", f"--address=127.0.0.1:{free_port()}", "--scan-interval=100ms",
                        "--max-loops=3", "--kube-client-qps=1000", "--kube-client-burst=1000",
                        "--leader-elect=false", "--scale-down-enabled=false"])
     assert status == 0

@@ -13,7 +13,6 @@ import datetime as dt
 import json
 import os
 import signal
-import socket
 import threading
 import time
 import urllib.error
@@ -29,6 +28,7 @@ from app.cli import main
 from cloudproviders.config import PROVIDERS
 from tests.app.ca_metrics import CA_METRICS
 from tests.app.fakecloud import CLOUDS, FakeCloud, provider_id
+from tests.app.run_helpers import free_port
 from tests.app.test_run_metrics import exposed_types
 from tests.deploy.kustomize import render
 from tests.deploy.rbac import allowed, grants, needed
@@ -66,12 +66,6 @@ def _cluster() -> list[Json]:
         objects.append(pod_json(f"kafka-{i}", "1", "1Gi", owner=("StatefulSet", "kafka"),
                                 claims=[f"data-kafka-{i}"], labels={"app": "kafka"}))
     return objects
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _get(port: int, path: str) -> tuple[int, str]:
@@ -129,7 +123,7 @@ def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeA
 def test_run_scales_up_for_storage_removes_an_idle_node_and_keeps_pinned_data(
         api: tuple[FakeAPIServer, FakeCloud, list[str]], capsys: pytest.CaptureFixture[str]) -> None:
     server, cloud, flags = api
-    port = _free_port()
+    port = free_port()
     scraper = Scraper(port, 'cluster_autoscaler_scaled_down_nodes_total{dra_drivers="",gpu_name="",'
                             'gpu_resource_name="",reason="empty"} 1.0')
     scraper.start()
@@ -170,7 +164,7 @@ def _events(server: FakeAPIServer) -> list[Json]:
 def test_every_request_is_allowed_by_the_shipped_rbac(api: tuple[FakeAPIServer, FakeCloud, list[str]],
                                                       extra: list[str]) -> None:
     server, _, flags = api
-    assert main(["run", *flags, f"--address=127.0.0.1:{_free_port()}", "--max-loops=4", *extra]) == 0
+    assert main(["run", *flags, f"--address=127.0.0.1:{free_port()}", "--max-loops=4", *extra]) == 0
     objects = render(DEPLOY / "overlays" / "eks")
     cluster_wide = grants(next(o for o in objects if o["kind"] == "ClusterRole")["rules"])
     in_namespace = grants(next(o for o in objects if o["kind"] == "Role")["rules"])
@@ -187,7 +181,7 @@ def test_every_request_is_allowed_by_the_shipped_rbac(api: tuple[FakeAPIServer, 
 def test_dry_run_changes_nothing_but_events_status_and_the_lease(
         api: tuple[FakeAPIServer, FakeCloud, list[str]]) -> None:
     server, cloud, flags = api
-    assert main(["run", *flags, f"--address=127.0.0.1:{_free_port()}", "--max-loops=4", "--dry-run"]) == 0
+    assert main(["run", *flags, f"--address=127.0.0.1:{free_port()}", "--max-loops=4", "--dry-run"]) == 0
     assert cloud.groups["nvme"].target_size() == 1
     assert cloud.groups["general"].deleted == []
     touched = {needed(r.method, r.path, r.query)[1].resource for r in server.mutations}
@@ -198,7 +192,7 @@ def test_dry_run_changes_nothing_but_events_status_and_the_lease(
 
 def test_sigterm_stops_cleanly_with_exit_0(api: tuple[FakeAPIServer, FakeCloud, list[str]]) -> None:
     _, _, flags = api
-    port = _free_port()
+    port = free_port()
     scraper = Scraper(port, "storage_autoscaler_leader 1.0", terminate=True)
     scraper.start()
     started = time.monotonic()
@@ -214,7 +208,7 @@ def test_a_lost_lease_ends_the_run_with_255_as_upstream(api: tuple[FakeAPIServer
     The restarted pod then waits as a standby; the Lease stays the other replica's.
     """
     server, _, flags = api
-    port = _free_port()
+    port = free_port()
     stolen = threading.Event()
 
     def steal() -> None:
@@ -250,7 +244,7 @@ def test_sigterm_while_waiting_for_the_first_view_exits_0(api: tuple[FakeAPIServ
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM))
     timer.start()
     try:
-        assert main(["run", *flags, f"--address=127.0.0.1:{_free_port()}"]) == 0
+        assert main(["run", *flags, f"--address=127.0.0.1:{free_port()}"]) == 0
     finally:
         timer.cancel()
 
@@ -259,7 +253,7 @@ def test_no_complete_view_in_time_is_one_line_and_exit_2(api: tuple[FakeAPIServe
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     server, _, flags = api
     server.fail(r"^/api/v1/nodes$", 500, times=10_000, watch=False)
-    assert main(["run", *flags, "--cache-sync-timeout=1s", f"--address=127.0.0.1:{_free_port()}"]) == 2
+    assert main(["run", *flags, "--cache-sync-timeout=1s", f"--address=127.0.0.1:{free_port()}"]) == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("autoscaler run: the API server at http://127.0.0.1:")
     assert "no complete view within --cache-sync-timeout=1s" in last
@@ -267,7 +261,7 @@ def test_no_complete_view_in_time_is_one_line_and_exit_2(api: tuple[FakeAPIServe
 
 def test_status_config_map_name_is_honoured(api: tuple[FakeAPIServer, FakeCloud, list[str]]) -> None:
     server, _, flags = api
-    assert main(["run", *flags, "--status-config-map-name=autoscaler-status", f"--address=127.0.0.1:{_free_port()}",
+    assert main(["run", *flags, "--status-config-map-name=autoscaler-status", f"--address=127.0.0.1:{free_port()}",
                  "--max-loops=1"]) == 0
     status = server.state.get("ConfigMap", "autoscaler-status", "kube-system")
     assert status["data"]["status"].strip(), "the status text is written"
@@ -288,12 +282,12 @@ def test_start_up_failures_are_one_line_and_exit_2(
     unreachable = tmp_path / "unreachable"
     unreachable.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "x",
-        "clusters": [{"name": "x", "cluster": {"server": f"http://127.0.0.1:{_free_port()}"}}],
+        "clusters": [{"name": "x", "cluster": {"server": f"http://127.0.0.1:{free_port()}"}}],
         "users": [{"name": "x", "user": {"token": "t"}}],
         "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}]}))
     flags = [f.format(unreachable=unreachable) for f in flags]
     started = time.monotonic()
-    assert main(["run", *base, *flags, f"--address=127.0.0.1:{_free_port()}", "--max-loops=1"]) == 2
+    assert main(["run", *base, *flags, f"--address=127.0.0.1:{free_port()}", "--max-loops=1"]) == 2
     assert time.monotonic() - started < 10
     lines = capsys.readouterr().err.strip().splitlines()
     assert [line for line in lines if line.startswith("autoscaler run:")] == lines[-1:]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
 import threading
 import time
 import urllib.request
@@ -25,24 +24,13 @@ import yaml
 from app.cli import main
 from cloudproviders.config import PROVIDERS
 from kube.names import CA_TO_BE_DELETED_TAINT
-from tests.app.fakecloud import CLOUDS, FakeCloud, provider_id
-from tests.factories import node_json, pod_json, pv_json, pvc_json, storage_class_json
+from tests.app.fakecloud import CLOUDS, FakeCloud, group_node
+from tests.app.run_helpers import free_port
+from tests.factories import pod_json, pv_json, pvc_json, storage_class_json
 from tests.fakeapi import FakeAPIServer
 from tests.fakeapi.resources import resource_for
 
 Json = dict[str, Any]
-
-
-def _node(name: str, group: str) -> Json:
-    obj = node_json(name, "8", "32Gi", labels={"ng": group})
-    obj["spec"]["providerID"] = provider_id(group, name)
-    return obj
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _pinned_rok_volume() -> list[Json]:
@@ -64,7 +52,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeA
         server.state.put_all([
             storage_class_json("rok", "rok.arrikto.com"),
             storage_class_json("local-storage", "kubernetes.io/no-provisioner"),
-            _node("general-0", "general"), _node("general-1", "general"),
+            group_node("general-0", "general"), group_node("general-1", "general"),
             pod_json("busy", "2", "1Gi", "general-0", pending=False),
         ])
         cloud = FakeCloud(server.state)
@@ -74,7 +62,7 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeA
                  "--nodes=1:10:general", "--kube-client-qps=1000", "--kube-client-burst=1000",
                  "--scan-interval=100ms", "--scale-down-unneeded-time=0s", "--scale-down-delay-after-add=0s",
                  "--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s",
-                 "--leader-elect-retry-period=50ms", "--cache-sync-timeout=10s", f"--address=127.0.0.1:{_free_port()}"]
+                 "--leader-elect-retry-period=50ms", "--cache-sync-timeout=10s", f"--address=127.0.0.1:{free_port()}"]
         try:
             yield server, cloud, flags
         finally:

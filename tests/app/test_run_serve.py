@@ -20,13 +20,8 @@ from app.run.leader import AlwaysLeader
 from app.run.metrics import Metrics
 from app.run.server import Endpoints, Health
 from autoscaler.config import Options, options_from_args
+from tests.app.run_helpers import free_port
 from tests.emulator.worlds import make_world, nvme_group, nvme_node, rok_class, statefulset
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def settings(*flags: str) -> tuple[RunSettings, Options]:

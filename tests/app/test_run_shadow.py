@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,9 @@ import pytest
 
 from app.cli import main
 from cloudproviders.config import PROVIDERS
-from tests.app.fakecloud import CLOUDS, FakeCloud, provider_id
-from tests.factories import node_json, pod_json
+from tests.app.fakecloud import CLOUDS, FakeCloud, group_node
+from tests.app.run_helpers import free_port
+from tests.factories import pod_json
 from tests.fakeapi import FakeAPIServer
 from tests.fakeapi.resources import resource_for
 
@@ -35,24 +35,12 @@ CA_STATUS: Json = {"apiVersion": "v1", "kind": "ConfigMap",
                    "data": {"status": "autoscalerStatus: Running\n"}}
 
 
-def _node(name: str, group: str) -> Json:
-    obj = node_json(name, "8", "32Gi", labels={"ng": group})
-    obj["spec"]["providerID"] = provider_id(group, name)
-    return obj
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def shadow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeAPIServer, FakeCloud, list[str]]]:
     monkeypatch.setitem(PROVIDERS, "fake", "tests.app.fakecloud")
     with FakeAPIServer(bookmark_seconds=0.1) as server:
-        server.state.put_all([copy.deepcopy(CA_LEASE), copy.deepcopy(CA_STATUS), _node("busy-1", "general"),
-                              _node("idle-1", "general"), pod_json("work", "6", "8Gi", "busy-1")])
+        server.state.put_all([copy.deepcopy(CA_LEASE), copy.deepcopy(CA_STATUS), group_node("busy-1", "general"),
+                              group_node("idle-1", "general"), pod_json("work", "6", "8Gi", "busy-1")])
         cloud = FakeCloud(server.state)
         CLOUDS["shadow"] = cloud
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
@@ -60,7 +48,7 @@ def shadow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Fa
                  "--nodes=1:10:general", "--kube-client-qps=1000", "--kube-client-burst=1000",
                  "--scan-interval=100ms", "--scale-down-delay-after-add=0s", "--leader-elect-lease-duration=3s",
                  "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=50ms", "--cache-sync-timeout=10s",
-                 f"--address=127.0.0.1:{_free_port()}", "--dry-run"]
+                 f"--address=127.0.0.1:{free_port()}", "--dry-run"]
         try:
             yield server, cloud, flags
         finally:
