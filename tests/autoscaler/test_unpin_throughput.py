@@ -12,11 +12,10 @@ from __future__ import annotations
 import pytest
 
 from autoscaler.actuation.types import ActuationKind
-from autoscaler.loop import Autoscaler
 from autoscaler.scaledown.cost import drain_deadline
 from autoscaler.scaledown.throughput import HISTORY, DrainObservation, UnpinThroughput
 from emulator.world import World
-from tests.emulator.worlds import Driven, Json, deployment, make_world, nvme_group, nvme_node, rok_class
+from tests.emulator.worlds import Driven, Json, deployment, drive, make_world, nvme_group, nvme_node, rok_class
 from tests.factories import options, pv_json, pvc_json
 
 GiB = 2**30
@@ -86,13 +85,7 @@ PRIOR_1GI = "--storage-unpin-throughput=4Gi"
 
 
 def _run(world: World, until: float, *flags: str) -> Driven:
-    autoscaler = Driven(Autoscaler(world.cluster, world.cloud, options("--scale-down-unneeded-time=1m", *flags)))
-    at = 0.0
-    while at <= until:
-        world.advance(world.start + at)
-        autoscaler.run_once(world.start + at)
-        at += SCAN
-    return autoscaler
+    return drive(world, "--scale-down-unneeded-time=1m", *flags, until=until, scan=SCAN)
 
 
 def _history(world: World, driven: Driven, node: str) -> list[tuple[float, str]]:

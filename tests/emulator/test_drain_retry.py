@@ -11,10 +11,9 @@ node goes, its volume unpinned, nothing lost.
 
 from __future__ import annotations
 
-from autoscaler.loop import Autoscaler
 from emulator.world import World
-from tests.emulator.worlds import Driven, deployment, make_world, nvme_group, nvme_node, rok_class
-from tests.factories import options, pv_json, pvc_json
+from tests.emulator.worlds import deployment, drive, make_world, nvme_group, nvme_node, rok_class
+from tests.factories import pv_json, pvc_json
 
 SCAN = 10.0
 T0 = 60.0
@@ -32,13 +31,8 @@ def _world(unpin_seconds_per_gib: float) -> World:
 
 
 def _history(world: World, until: float) -> list[tuple[float, str]]:
-    autoscaler = Driven(Autoscaler(world.cluster, world.cloud, options(
-        "--scale-down-unneeded-time=1m", "--scale-down-delay-after-failure=1m", "--storage-unpin-throughput=4Gi")))
-    at = 0.0
-    while at <= until:
-        world.advance(world.start + at)
-        autoscaler.run_once(world.start + at)
-        at += SCAN
+    autoscaler = drive(world, "--scale-down-unneeded-time=1m", "--scale-down-delay-after-failure=1m",
+                       "--storage-unpin-throughput=4Gi", until=until, scan=SCAN)
     return [(e.time - world.start, e.kind.value) for e in autoscaler.actuation if e.node == "nvme-2"]
 
 

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from autoscaler.loop import Autoscaler
 from emulator.world import World
 from kube.names import CA_TO_BE_DELETED_TAINT
-from tests.emulator.worlds import Driven, Json, deployment, make_world, nvme_group, nvme_node, rok_class
+from tests.emulator.worlds import Driven, Json, deployment, drive, make_world, nvme_group, nvme_node, rok_class
 from tests.factories import options, pv_json, pvc_json
 
 SCAN = 10.0
@@ -43,14 +42,7 @@ def _world(*driver_faults: Json) -> World:
 def _run(world: World, until: float) -> Driven:
     # 100Gi at 8Gi/s, a quarter of it before any drain is observed (cost.PRIOR_MARGIN): 2Gi/s predicts
     # 50 s to unpin, twice over 100 s: the drain deadline stays --max-pod-eviction-time (2m).
-    autoscaler = Driven(Autoscaler(world.cluster, world.cloud, options("--scale-down-unneeded-time=1m",
-                                                                       "--storage-unpin-throughput=8Gi")))
-    at = 0.0
-    while at <= until:
-        world.advance(world.start + at)
-        autoscaler.run_once(world.start + at)
-        at += SCAN
-    return autoscaler
+    return drive(world, "--scale-down-unneeded-time=1m", "--storage-unpin-throughput=8Gi", until=until, scan=SCAN)
 
 
 def _history(world: World, autoscaler: Driven) -> list[tuple[float, str]]:

@@ -22,7 +22,7 @@ from emulator.guard import GUARD_NAMESPACE
 from emulator.scenario import parse_scenario
 from emulator.world import World
 from kube.model import Node, PersistentVolume, Pod
-from tests.factories import node_group_json, node_json, template
+from tests.factories import node_group_json, node_json, options, template
 
 Json = dict[str, Any]
 
@@ -90,6 +90,17 @@ class Driven:
     @property
     def loops(self) -> int:
         return self.autoscaler.loops
+
+
+def drive(world: World, *flags: str, until: float, scan: float = 10.0) -> Driven:
+    """The real loop with ``flags`` over ``world``, one iteration every ``scan`` seconds from its start to ``until``."""
+    driven = Driven(Autoscaler(world.cluster, world.cloud, options(*flags)))
+    at = 0.0
+    while at <= until:
+        world.advance(world.start + at)
+        driven.run_once(world.start + at)
+        at += scan
+    return driven
 
 
 def rok_class(name: str = "rok", provisioner: str = "rok.arrikto.com") -> Json:
